@@ -1,0 +1,187 @@
+"""Settings: code defaults, then a TOML file, then `MEMORY_*` environment variables, then
+command-line flags. The only module that reads the environment or configuration files.
+
+`configs/default.toml` lists every setting with the default defined here (a test keeps them equal).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from agent_memory.core.errors import Forbidden
+from agent_memory.core.identity import parse_identity
+from agent_memory.core.models import Caller, Skill
+
+ENV_PREFIX = "MEMORY_"
+ALL_SKILLS_TEXT = ",".join(skill.value for skill in Skill)
+
+
+class ConfigError(ValueError):
+    """An invalid setting; the message names it."""
+
+
+def _choice(*allowed: str) -> Callable[[object], str]:
+    def parse(value: object) -> str:
+        text = str(value).strip().lower()
+        if text not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+def _int_between(low: int, high: int) -> Callable[[object], int]:
+    def parse(value: object) -> int:
+        if isinstance(value, bool):
+            raise ValueError("must be an integer")
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            raise ValueError(f"must be an integer between {low} and {high}") from None
+        if not low <= number <= high:
+            raise ValueError(f"must be an integer between {low} and {high}")
+        return number
+
+    return parse
+
+
+def _text(value: object) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value).strip()
+
+
+def _setting(default: Any, parse: Callable[[object], Any], help: str) -> Any:
+    return field(default=default, metadata={"parse": parse, "help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    backend: str = _setting("sqlite", _choice("sqlite", "list"),
+                            "Record store: 'sqlite' (a file in the data directory) or 'list' (in memory, lost at exit)")
+    data_dir: str = _setting("", _text, "Data directory; empty means $XDG_DATA_HOME/agent-memory or ~/.local/share/agent-memory")
+    sqlite_path: str = _setting("", _text, "SQLite file; empty means <data_dir>/memory.db")
+    sqlite_busy_timeout_ms: int = _setting(5000, _int_between(0, 600_000),
+                                           "How long a write waits for another process's lock (ms)")
+    agent_id: str = _setting("", _text, "Launch identity (stdio): agent id; empty means the OS user name")
+    system_type: str = _setting("sys1", _text, "Launch identity: VSM system type, sys1..sys5")
+    team: str = _setting("default", _text, "Launch identity: team")
+    skills: str = _setting(ALL_SKILLS_TEXT, _text, "Launch identity: granted tools, comma-separated")
+    max_content_chars: int = _setting(32_000, _int_between(1, 1_000_000), "Largest entry content, in characters")
+    log_level: str = _setting("info", _choice("debug", "info", "warning", "error"), "Lowest level logged to stderr")
+    log_format: str = _setting("auto", _choice("auto", "json", "console"),
+                               "stderr log format; auto is JSON unless stderr is a terminal")
+
+    @property
+    def data_path(self) -> Path:
+        if self.data_dir:
+            return Path(self.data_dir).expanduser()
+        xdg = os.environ.get("XDG_DATA_HOME")
+        base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+        return base / "agent-memory"
+
+    @property
+    def sqlite_file(self) -> str:
+        if self.backend == "list":
+            return ":memory:"
+        return str(Path(self.sqlite_path).expanduser()) if self.sqlite_path else str(self.data_path / "memory.db")
+
+    def launch_caller(self) -> Caller:
+        """The caller for sessions that bring no identity of their own.
+
+        Raises:
+            ConfigError: an identity setting is invalid.
+        """
+        raw = {
+            "agent_id": self.agent_id or _os_user(),
+            "system_type": self.system_type,
+            "team": self.team,
+            "skills": self.skills,
+        }
+        try:
+            return parse_identity(raw, default_skills=frozenset())
+        except Forbidden as exc:
+            name = str(exc.details.get("field", "agent_id"))
+            raise ConfigError(f"invalid setting {name} ({env_name(name)}): {exc.message}") from None
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "agent"
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
+
+
+def flag_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def setting_names() -> list[str]:
+    return [f.name for f in fields(Settings)]
+
+
+def setting_help(name: str) -> str:
+    return next(f.metadata["help"] for f in fields(Settings) if f.name == name)
+
+
+def load_settings(
+    *,
+    config_file: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Settings:
+    """Build validated `Settings`.
+
+    Args:
+        config_file: a TOML file of settings (else `MEMORY_CONFIG`, else none).
+        environ: environment to read `MEMORY_*` from (default `os.environ`).
+        overrides: values from command-line flags, by setting name; None values are ignored.
+
+    Raises:
+        ConfigError: an unknown key or an invalid value; the message names the setting.
+    """
+    env = os.environ if environ is None else environ
+    raw: dict[str, tuple[object, str]] = {}
+    path = config_file or env.get(ENV_PREFIX + "CONFIG")
+    if path:
+        for key, value in _read_toml(Path(path)).items():
+            raw[key] = (value, f"{key} in {path}")
+    for name in setting_names():
+        if env_name(name) in env:
+            raw[name] = (env[env_name(name)], env_name(name))
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            raw[name] = (value, flag_name(name))
+    values: dict[str, object] = {}
+    by_name = {f.name: f for f in fields(Settings)}
+    for name, (value, origin) in raw.items():
+        spec = by_name.get(name)
+        if spec is None:
+            raise ConfigError(f"unknown setting {name} ({origin})")
+        try:
+            values[name] = spec.metadata["parse"](value)
+        except ValueError as exc:
+            raise ConfigError(f"invalid setting {name} ({origin}): {exc}; got {value!r}") from None
+    settings = Settings(**values)  # type: ignore[arg-type]
+    settings.launch_caller()
+    return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None

@@ -1,0 +1,53 @@
+"""Typed inputs of memory_crud actions, already checked for shape by the MCP layer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agent_memory.core.models import Caller, Layer, Priority, Scope, Source
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """The context of one tool call."""
+
+    caller: Caller
+    request_id: str
+    tool: str = "memory_crud"
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    content: str
+    tags: tuple[str, ...] = ()
+    priority: Priority = Priority.MEDIUM
+    source: Source = Source.MANUAL
+    confidence: float = 1.0
+    layer: Layer | None = None
+    expires_at: str | None = None
+    ttl_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryChange:
+    """An update: `changes` holds only the fields the caller sent (content, tags, priority,
+    confidence, layer, expires_at)."""
+
+    id: str
+    changes: Mapping[str, object] = field(default_factory=dict)
+    if_match: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    id: str
+    if_match: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    id: str
+    target_scope: Scope
+    target_namespace: str | None = None
+    layer: Layer | None = None

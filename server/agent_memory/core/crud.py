@@ -1,0 +1,318 @@
+"""The memory_crud service: every action checks the permission gate before storage."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from agent_memory.core import permissions
+from agent_memory.core.clock import format_ts
+from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.errors import Conflict, DomainError, Forbidden, InvalidParams, NotFound
+from agent_memory.core.ids import new_entry_id, new_etag
+from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
+from agent_memory.core.ports import AuditSink, EntryRepository
+from agent_memory.core.rules import (
+    Limits,
+    check_confidence,
+    check_content,
+    check_tags,
+    expiry,
+    normalise_timestamp,
+    required_layer,
+    resolve_namespace,
+)
+
+UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[Entry]
+    next_cursor: str | None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
+
+
+class CrudService:
+    """Create, read, update, delete, list and promote memory entries for one caller at a time."""
+
+    def __init__(
+        self,
+        repo: EntryRepository,
+        audit: AuditSink,
+        cursors: CursorCodec,
+        limits: Limits,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._repo = repo
+        self._audit = audit
+        self._cursors = cursors
+        self._limits = limits
+        self._clock = clock
+
+    # -- gate -------------------------------------------------------------------------------
+
+    async def authorize(self, call: Call, access: Access, scope: Scope, namespace: str | None) -> str:
+        """Resolve the request's namespace and check the gate for it, before any storage.
+
+        Raises:
+            InvalidParams: the namespace is missing or malformed.
+            Forbidden: the gate denies the access (audited).
+        """
+        resolved = resolve_namespace(call.caller, scope, namespace)
+        await self._require(call, access, scope, resolved)
+        return resolved
+
+    async def _require(
+        self, call: Call, access: Access, scope: Scope, namespace: str, entry: Entry | None = None
+    ) -> None:
+        try:
+            permissions.require(
+                call.caller,
+                access,
+                scope,
+                namespace,
+                owner_agent_id=entry.owner_agent_id if entry and scope is Scope.AGENT else None,
+                entry_team=entry.team if entry and scope is Scope.AGENT else None,
+            )
+        except Forbidden:
+            await self._audit.record(self._event(call, f"deny_{access.value}", scope, namespace, None, "denied"))
+            raise
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def create(self, call: Call, scope: Scope, namespace: str, item: NewEntry) -> Entry:
+        await self._require(call, Access.WRITE, scope, namespace)
+        now = self._clock()
+        stamp = format_ts(now)
+        entry = Entry(
+            id=new_entry_id(),
+            scope=scope,
+            namespace=namespace,
+            team=permissions.entry_team_for(call.caller, scope, namespace),
+            owner_agent_id=call.caller.agent_id,
+            content=check_content(item.content, self._limits),
+            tags=check_tags(item.tags),
+            priority=item.priority,
+            source=item.source,
+            confidence=check_confidence(item.confidence),
+            layer=required_layer(scope, item.layer),
+            created_at=stamp,
+            updated_at=stamp,
+            expires_at=expiry(now, item.expires_at, item.ttl_seconds),
+            version=1,
+            etag=new_etag(),
+        )
+        async with self._repo.write() as tx:
+            await tx.insert(entry)
+            await tx.audit(self._event(call, "create", scope, namespace, entry.id, "ok"))
+        return entry
+
+    async def read(self, call: Call, scope: Scope, namespace: str, entry_id: str) -> Entry:
+        await self._require(call, Access.READ, scope, namespace)
+        found = (await self._repo.get_many([entry_id])).get(entry_id)
+        entry = await self._visible(call, Access.READ, scope, namespace, entry_id, found)
+        await self._audit.record(self._event(call, "read", scope, namespace, entry.id, "ok"))
+        return entry
+
+    async def update(self, call: Call, scope: Scope, namespace: str, change: EntryChange) -> Entry:
+        await self._require(call, Access.WRITE, scope, namespace)
+        unknown = set(change.changes) - UPDATABLE_FIELDS
+        if unknown:
+            raise InvalidParams(f"{sorted(unknown)[0]} cannot be updated", field=sorted(unknown)[0])
+        now = self._clock()
+        conflict: Conflict | None = None
+        async with self._repo.write() as tx:
+            current = await self._visible(call, Access.WRITE, scope, namespace, change.id, await tx.get(change.id))
+            if current.conflict:
+                raise Conflict(
+                    "this is a conflict entry and cannot be updated: update the original "
+                    f"({current.conflict_of}) with its current etag, then delete this entry",
+                    current_etag=current.etag,
+                    current_version=current.version,
+                )
+            patched = self._apply(current, change, now)
+            if change.if_match is not None and change.if_match != current.etag:
+                copy = replace(
+                    patched,
+                    id=new_entry_id(),
+                    owner_agent_id=call.caller.agent_id,
+                    created_at=format_ts(now),
+                    version=1,
+                    etag=new_etag(),
+                    conflict=True,
+                    conflict_of=current.id,
+                )
+                await tx.insert(copy)
+                await tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict",
+                                           conflict_id=copy.id))
+                conflict = Conflict(
+                    f"if_match does not match the current etag of {current.id}; your change was kept "
+                    f"as conflict entry {copy.id}",
+                    current_etag=current.etag,
+                    current_version=current.version,
+                    conflict_id=copy.id,
+                )
+            else:
+                if not await tx.replace(patched, expected_etag=current.etag):
+                    raise Conflict("entry changed concurrently; read it and retry",
+                                   current_etag=current.etag, current_version=current.version)
+                await tx.audit(self._event(call, "update", scope, namespace, current.id, "ok",
+                                           version=patched.version))
+        if conflict is not None:
+            raise conflict
+        return patched
+
+    async def delete(self, call: Call, scope: Scope, namespace: str, removal: Removal) -> Entry:
+        await self._require(call, Access.WRITE, scope, namespace)
+        async with self._repo.write() as tx:
+            current = await self._visible(call, Access.WRITE, scope, namespace, removal.id, await tx.get(removal.id))
+            if removal.if_match is not None and removal.if_match != current.etag:
+                raise Conflict(
+                    f"if_match does not match the current etag of {current.id}; nothing was deleted",
+                    current_etag=current.etag,
+                    current_version=current.version,
+                )
+            if not await tx.delete(current.id, expected_etag=current.etag):
+                raise Conflict("entry changed concurrently; read it and retry",
+                               current_etag=current.etag, current_version=current.version)
+            await tx.audit(self._event(call, "delete", scope, namespace, current.id, "ok"))
+        return current
+
+    async def promote(self, call: Call, scope: Scope, namespace: str, item: Promotion) -> Entry:
+        await self._require(call, Access.READ, scope, namespace)
+        target_ns = resolve_namespace(call.caller, item.target_scope, item.target_namespace, "target_namespace")
+        await self._require(call, Access.WRITE, item.target_scope, target_ns)
+        found = (await self._repo.get_many([item.id])).get(item.id)
+        source = await self._visible(call, Access.READ, scope, namespace, item.id, found)
+        if source.conflict:
+            raise InvalidParams("a conflict entry cannot be promoted; reconcile it first", field="id")
+        if item.target_scope is scope and target_ns == namespace:
+            raise InvalidParams("target is the entry's own scope and namespace", field="target_namespace")
+        now = format_ts(self._clock())
+        copy = replace(
+            source,
+            id=new_entry_id(),
+            scope=item.target_scope,
+            namespace=target_ns,
+            team=permissions.entry_team_for(call.caller, item.target_scope, target_ns),
+            owner_agent_id=call.caller.agent_id,
+            layer=item.layer or source.layer,
+            created_at=now,
+            updated_at=now,
+            version=1,
+            etag=new_etag(),
+            promoted_from=source.id,
+        )
+        async with self._repo.write() as tx:
+            await tx.insert(copy)
+            await tx.audit(self._event(call, "promote", item.target_scope, target_ns, copy.id, "ok",
+                                       promoted_from=source.id, from_scope=scope.value,
+                                       from_namespace=namespace))
+        return copy
+
+    async def list(
+        self, call: Call, scope: Scope, namespace: str, filters: ListFilters, cursor: str | None, limit: int
+    ) -> Page:
+        await self._require(call, Access.READ, scope, namespace)
+        filters = _normalise_filters(filters)
+        binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
+                                dataclasses.asdict(filters))
+        after = self._cursors.decode(cursor, binding) if cursor else None
+        query = ListQuery(scope=scope, namespace=namespace, filters=filters, now=format_ts(self._clock()))
+        rows = await self._repo.list_page(query, after, limit + 1)
+        page, more = rows[:limit], len(rows) > limit
+        next_cursor = (
+            self._cursors.encode(Position(page[-1].created_at, page[-1].id), binding) if more else None
+        )
+        await self._audit.record(self._event(call, "list", scope, namespace, None, "ok",
+                                             entry_ids=[e.id for e in page]))
+        return Page(items=page, next_cursor=next_cursor)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    async def _visible(
+        self, call: Call, access: Access, scope: Scope, namespace: str, entry_id: str, entry: Entry | None
+    ) -> Entry:
+        """The entry if it lives at (scope, namespace), is unexpired and passes the entry-level
+        gate; otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere.
+
+        Raises:
+            NotFound: no such entry here.
+        """
+        now = format_ts(self._clock())
+        if (
+            entry is None
+            or entry.scope is not scope
+            or entry.namespace != namespace
+            or (entry.expires_at is not None and entry.expires_at <= now)
+        ):
+            raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
+        if not permissions.is_allowed(call.caller, access, scope, namespace,
+                                      owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
+                                      entry_team=entry.team if scope is Scope.AGENT else None):
+            await self._audit.record(self._event(call, f"deny_{access.value}", scope, namespace, entry_id, "denied"))
+            raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
+        return entry
+
+    def _apply(self, current: Entry, change: EntryChange, now: datetime) -> Entry:
+        fields = dict(change.changes)
+        updates: dict[str, object] = {}
+        if "content" in fields:
+            updates["content"] = check_content(str(fields["content"]), self._limits)
+        if "tags" in fields:
+            updates["tags"] = check_tags(tuple(fields["tags"]))  # type: ignore[arg-type]
+        if "priority" in fields:
+            updates["priority"] = fields["priority"]
+        if "confidence" in fields:
+            updates["confidence"] = check_confidence(float(fields["confidence"]))  # type: ignore[arg-type]
+        if "layer" in fields:
+            updates["layer"] = required_layer(current.scope, fields["layer"])  # type: ignore[arg-type]
+        if "expires_at" in fields:
+            value = fields["expires_at"]
+            updates["expires_at"] = None if value is None else expiry(now, str(value), None)
+        return replace(current, **updates, version=current.version + 1, etag=new_etag(),
+                       updated_at=format_ts(now))
+
+    def _event(
+        self, call: Call, action: str, scope: Scope, namespace: str | None, entry_id: str | None,
+        outcome: str, **details: object,
+    ) -> AuditEvent:
+        return AuditEvent(
+            at=format_ts(self._clock()),
+            request_id=call.request_id,
+            agent_id=call.caller.agent_id,
+            team=call.caller.team,
+            system_type=call.caller.system_type.value,
+            tool=call.tool,
+            action=action,
+            scope=scope.value,
+            namespace=namespace,
+            entry_id=entry_id,
+            outcome=outcome,
+            details=dict(details),
+        )
+
+
+def _normalise_filters(filters: ListFilters) -> ListFilters:
+    return replace(
+        filters,
+        tags=check_tags(tuple(sorted(set(filters.tags)))),
+        created_after=normalise_timestamp(filters.created_after, "filters.created_after")
+        if filters.created_after else None,
+        created_before=normalise_timestamp(filters.created_before, "filters.created_before")
+        if filters.created_before else None,
+    )
+
+
+def item_error(error: DomainError, index: int) -> DomainError:
+    """Attach the item's position in a bulk request to its error."""
+    error.details["index"] = index
+    return error
+

@@ -1,0 +1,51 @@
+"""Domain errors with stable codes; the MCP layer maps them to `{code, message, details}`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class DomainError(Exception):
+    """An anticipated failure the caller can act on. Its message is safe to show."""
+
+    code: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details
+
+
+class InvalidParams(DomainError):
+    code = "INVALID_PARAMS"
+
+
+class Forbidden(DomainError):
+    code = "FORBIDDEN"
+
+
+class NotFound(DomainError):
+    code = "NOT_FOUND"
+
+
+class Conflict(DomainError):
+    code = "CONFLICT"
+
+
+class RateLimited(DomainError):
+    code = "RATE_LIMITED"
+
+
+class NotImplementedByBackend(DomainError):
+    code = "NOT_IMPLEMENTED"
+
+
+ERROR_CODES: tuple[str, ...] = (
+    "INVALID_PARAMS",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "CONFLICT",
+    "RATE_LIMITED",
+    "NOT_IMPLEMENTED",
+    "INTERNAL",
+)

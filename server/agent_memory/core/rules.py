@@ -1,0 +1,99 @@
+"""Validation rules for entries and namespaces that depend on the server's limits."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.core.clock import format_ts, parse_ts, plus_seconds
+from agent_memory.core.errors import InvalidParams
+from agent_memory.core.models import Caller, Layer, Scope
+
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128})*$")
+MAX_NAMESPACE_CHARS = 256
+MAX_TAGS = 32
+MAX_TAG_CHARS = 128
+MAX_TTL_SECONDS = 100 * 365 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_content_chars: int = 32_000
+
+
+def resolve_namespace(caller: Caller, scope: Scope, namespace: str | None, field: str = "namespace") -> str:
+    """The namespace a request addresses: agent scope defaults to the caller's id.
+
+    Raises:
+        InvalidParams: team/global without a namespace, or a malformed namespace.
+    """
+    if namespace is None or namespace == "":
+        if scope is Scope.AGENT:
+            return caller.agent_id
+        raise InvalidParams(f"{field} is required for {scope.value} scope", field=field)
+    if len(namespace) > MAX_NAMESPACE_CHARS or not NAMESPACE_PATTERN.match(namespace):
+        raise InvalidParams(
+            f"{field} must be '/'-separated segments of [A-Za-z0-9._-], at most {MAX_NAMESPACE_CHARS} characters",
+            field=field,
+        )
+    return namespace
+
+
+def check_content(content: str, limits: Limits) -> str:
+    if not content:
+        raise InvalidParams("content must not be empty", field="content")
+    if len(content) > limits.max_content_chars:
+        raise InvalidParams(
+            f"content has {len(content)} characters; the limit is {limits.max_content_chars}",
+            field="content",
+            limit=limits.max_content_chars,
+        )
+    return content
+
+
+def check_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
+    if len(tags) > MAX_TAGS:
+        raise InvalidParams(f"at most {MAX_TAGS} tags are allowed, got {len(tags)}", field="tags")
+    for tag in tags:
+        if not tag or len(tag) > MAX_TAG_CHARS:
+            raise InvalidParams(f"each tag must have 1-{MAX_TAG_CHARS} characters", field="tags")
+    return tuple(dict.fromkeys(tags))
+
+
+def check_confidence(confidence: float) -> float:
+    if not 0.0 <= confidence <= 1.0:
+        raise InvalidParams("confidence must be between 0.0 and 1.0", field="confidence")
+    return float(confidence)
+
+
+def required_layer(scope: Scope, layer: Layer | None) -> Layer:
+    """Team and global writes must name a layer; agent-scope manual writes default to long_term."""
+    if layer is not None:
+        return layer
+    if scope is Scope.AGENT:
+        return Layer.LONG_TERM
+    raise InvalidParams(f"layer is required for {scope.value} scope", field="layer")
+
+
+def normalise_timestamp(value: str, field: str) -> str:
+    try:
+        return format_ts(parse_ts(value))
+    except ValueError:
+        raise InvalidParams(f"{field} must be an ISO-8601 date-time", field=field) from None
+
+
+def expiry(now: datetime, expires_at: str | None, ttl_seconds: int | None) -> str | None:
+    """Raises: InvalidParams for both given, a bad timestamp, a past expiry or a bad ttl."""
+    if expires_at is not None and ttl_seconds is not None:
+        raise InvalidParams("give expires_at or ttl_seconds, not both", field="ttl_seconds")
+    if ttl_seconds is not None:
+        if not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+            raise InvalidParams(f"ttl_seconds must be between 1 and {MAX_TTL_SECONDS}", field="ttl_seconds")
+        return format_ts(plus_seconds(now, ttl_seconds))
+    if expires_at is None:
+        return None
+    normalised = normalise_timestamp(expires_at, "expires_at")
+    if normalised <= format_ts(now):
+        raise InvalidParams("expires_at must be in the future", field="expires_at")
+    return normalised

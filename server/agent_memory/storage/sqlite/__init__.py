@@ -1,0 +1,1 @@
+"""SQLite (aiosqlite) adapters: the source of truth for entries, FTS5 index and audit."""

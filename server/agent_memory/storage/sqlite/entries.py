@@ -1,0 +1,107 @@
+"""The entry repository: implements `EntryRepository` and `WriteTransaction` on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import aiosqlite
+
+from agent_memory.core.cursor import Position
+from agent_memory.core.models import AuditEvent, Entry, ListQuery
+from agent_memory.storage.sqlite.audit import INSERT_AUDIT, audit_params
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.rows import (
+    INSERT_ENTRY,
+    SELECT_ENTRY,
+    UPDATE_ENTRY,
+    entry_params,
+    row_to_entry,
+    update_params,
+)
+
+
+class SqliteWriteTransaction:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def get(self, entry_id: str) -> Entry | None:
+        rows = list(await self._conn.execute_fetchall(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)))
+        return row_to_entry(rows[0]) if rows else None
+
+    async def insert(self, entry: Entry) -> None:
+        await self._conn.execute(INSERT_ENTRY, entry_params(entry))
+
+    async def replace(self, entry: Entry, *, expected_etag: str) -> bool:
+        cursor = await self._conn.execute(UPDATE_ENTRY, update_params(entry, expected_etag))
+        return cursor.rowcount == 1
+
+    async def delete(self, entry_id: str, *, expected_etag: str) -> bool:
+        cursor = await self._conn.execute("DELETE FROM entries WHERE id = ? AND etag = ?", (entry_id, expected_etag))
+        return cursor.rowcount == 1
+
+    async def audit(self, event: AuditEvent) -> None:
+        await self._conn.execute(INSERT_AUDIT, audit_params(event))
+
+
+class SqliteEntryRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[SqliteWriteTransaction]:
+        async with self._db.transaction() as conn:
+            yield SqliteWriteTransaction(conn)
+
+    async def get_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]:
+        if not entry_ids:
+            return {}
+        marks = ", ".join("?" for _ in entry_ids)
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(f"{SELECT_ENTRY} WHERE id IN ({marks})", tuple(entry_ids))
+        return {row["id"]: row_to_entry(row) for row in rows}
+
+    async def list_page(self, query: ListQuery, after: Position | None, limit: int) -> list[Entry]:
+        sql, params = build_list_sql(query, after, limit)
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(sql, params)
+        return [row_to_entry(row) for row in rows]
+
+
+def build_list_sql(query: ListQuery, after: Position | None, limit: int) -> tuple[str, tuple[object, ...]]:
+    """Keyset-paginated SELECT, newest first, using the (scope, namespace, created_at, id) index."""
+    f = query.filters
+    where = ["scope = ?", "namespace = ?"]
+    params: list[object] = [query.scope.value, query.namespace]
+    if not f.include_expired:
+        where.append("(expires_at IS NULL OR expires_at > ?)")
+        params.append(query.now)
+    for column, value in (
+        ("layer", f.layer.value if f.layer else None),
+        ("source", f.source.value if f.source else None),
+        ("priority", f.priority.value if f.priority else None),
+        ("owner_agent_id", f.owner_agent_id),
+        ("session_id", f.session_id),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if f.conflict is not None:
+        where.append("conflict = ?")
+        params.append(int(f.conflict))
+    if f.created_after:
+        where.append("created_at > ?")
+        params.append(f.created_after)
+    if f.created_before:
+        where.append("created_at < ?")
+        params.append(f.created_before)
+    if f.tags:
+        marks = ", ".join("?" for _ in f.tags)
+        where.append(f"(SELECT COUNT(DISTINCT value) FROM json_each(entries.tags) WHERE value IN ({marks})) = ?")
+        params.extend([*f.tags, len(f.tags)])
+    if after is not None:
+        where.append("(created_at < ? OR (created_at = ? AND id < ?))")
+        params.extend([after.created_at, after.created_at, after.entry_id])
+    sql = f"{SELECT_ENTRY} WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?"
+    params.append(limit)
+    return sql, tuple(params)

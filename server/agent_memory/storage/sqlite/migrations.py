@@ -1,0 +1,143 @@
+"""Ordered schema migrations, each recorded in `schema_migrations` once applied."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+
+import aiosqlite
+
+from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.storage.sqlite.database import Database
+
+Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+
+
+async def _m001_entries(conn: aiosqlite.Connection) -> None:
+    await conn.execute(
+        """
+        CREATE TABLE entries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            scope TEXT NOT NULL CHECK (scope IN ('agent', 'team', 'global')),
+            namespace TEXT NOT NULL,
+            team TEXT,
+            owner_agent_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            priority TEXT NOT NULL,
+            source TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            layer TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            expires_at TEXT,
+            version INTEGER NOT NULL,
+            etag TEXT NOT NULL,
+            conflict INTEGER NOT NULL DEFAULT 0,
+            conflict_of TEXT,
+            session_id TEXT,
+            promoted_from TEXT
+        )
+        """
+    )
+    await conn.execute(
+        "CREATE INDEX entries_by_namespace ON entries (scope, namespace, created_at DESC, id DESC)"
+    )
+    await conn.execute("CREATE INDEX entries_by_conflict_of ON entries (conflict_of) WHERE conflict_of IS NOT NULL")
+    await conn.execute("CREATE INDEX entries_by_session ON entries (session_id) WHERE session_id IS NOT NULL")
+    await conn.execute("CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL")
+
+
+async def _m002_fts(conn: aiosqlite.Connection) -> None:
+    await conn.execute(
+        "CREATE VIRTUAL TABLE entries_fts USING fts5("
+        "content, tags, content='entries', content_rowid='rowid', tokenize='porter unicode61')"
+    )
+    await conn.execute(
+        "CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries BEGIN "
+        "INSERT INTO entries_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END"
+    )
+    await conn.execute(
+        "CREATE TRIGGER entries_fts_delete AFTER DELETE ON entries BEGIN "
+        "INSERT INTO entries_fts (entries_fts, rowid, content, tags) "
+        "VALUES ('delete', old.rowid, old.content, old.tags); END"
+    )
+    await conn.execute(
+        "CREATE TRIGGER entries_fts_update AFTER UPDATE OF content, tags ON entries BEGIN "
+        "INSERT INTO entries_fts (entries_fts, rowid, content, tags) "
+        "VALUES ('delete', old.rowid, old.content, old.tags); "
+        "INSERT INTO entries_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END"
+    )
+
+
+async def _m003_audit(conn: aiosqlite.Connection) -> None:
+    await conn.execute(
+        """
+        CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            team TEXT NOT NULL,
+            system_type TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            action TEXT NOT NULL,
+            scope TEXT,
+            namespace TEXT,
+            entry_id TEXT,
+            outcome TEXT NOT NULL,
+            details TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+    await conn.execute("CREATE INDEX audit_by_time ON audit (at)")
+    await conn.execute("CREATE INDEX audit_by_agent ON audit (agent_id, at)")
+    for verb in ("UPDATE", "DELETE"):
+        await conn.execute(
+            f"CREATE TRIGGER audit_append_only_{verb.lower()} BEFORE {verb} ON audit "
+            "BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END"
+        )
+
+
+async def _m004_server_meta(conn: aiosqlite.Connection) -> None:
+    await conn.execute("CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    await conn.execute(
+        "INSERT INTO server_meta (key, value) VALUES ('cursor_secret', ?)", (secrets.token_hex(32),)
+    )
+
+
+MIGRATIONS: tuple[tuple[str, Migration], ...] = (
+    ("001_entries", _m001_entries),
+    ("002_fts", _m002_fts),
+    ("003_audit", _m003_audit),
+    ("004_server_meta", _m004_server_meta),
+)
+
+
+async def migrate(db: Database) -> list[str]:
+    """Apply the migrations not yet recorded, in order, in one transaction (safe when several
+    processes start at once: `BEGIN IMMEDIATE` lets one apply them while the others wait).
+
+    Returns the names applied now."""
+    applied_now: list[str] = []
+    async with db.transaction() as conn:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in await conn.execute_fetchall("SELECT name FROM schema_migrations")}
+        for name, step in MIGRATIONS:
+            if name in done:
+                continue
+            await step(conn)
+            await conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, format_ts(utc_now()))
+            )
+            applied_now.append(name)
+    return applied_now
+
+
+async def read_meta(db: Database, key: str) -> str | None:
+    async with db.reading() as conn:
+        rows = list(await conn.execute_fetchall("SELECT value FROM server_meta WHERE key = ?", (key,)))
+    return str(rows[0][0]) if rows else None

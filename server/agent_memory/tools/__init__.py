@@ -1,0 +1,1 @@
+"""The MCP layer: server factory, identity resolution, contracts, handlers and error mapping."""

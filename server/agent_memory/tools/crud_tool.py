@@ -1,0 +1,177 @@
+"""memory_crud: turns validated arguments into CrudService calls, item by item."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.crud import CrudService, item_error
+from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
+from agent_memory.tools.contracts import (
+    ITEM_MODELS,
+    CreateItem,
+    CrudFilters,
+    MemoryCrudArgs,
+    MemoryCrudResult,
+    MemoryRecord,
+    PromoteItem,
+    UpdateItem,
+)
+from agent_memory.tools.errors import parse_model, to_error_info
+
+DESCRIPTION = """Create, read, update, delete, list and promote memories in agent, team and global scope.
+
+Args:
+    action: create | read | update | delete | list | promote.
+    scope: agent (default; your private memory), team (shared with your team), global (sys4 only).
+    namespace: agent scope defaults to your agent id; team scope is '<team>' or '<team>/...'.
+        Required for team and global.
+    layer: working | session | long_term | meta. Required to create in team/global scope;
+        a filter for list.
+    items: up to 10. create: {content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?};
+        read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?};
+        delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?}.
+    filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
+        created_after, created_before, include_expired}; read also accepts {ids}.
+    cursor: next_cursor from the previous page of the same list.
+    limit: list page size, 1-100 (default 25).
+    if_match: etag precondition for a single-item update or delete.
+
+Returns items (entries with id, version and etag), errors ({code, message, details}; bulk item errors
+carry details.index), next_cursor and has_more. An update whose if_match is stale fails with CONFLICT;
+your change is kept as a conflict entry (details.conflict_id) to reconcile."""
+
+WRITE_ACTIONS = {"create", "update", "delete"}
+
+
+def _record(entry: Entry) -> MemoryRecord:
+    return MemoryRecord(
+        id=entry.id, scope=entry.scope.value, namespace=entry.namespace, team=entry.team,
+        owner_agent_id=entry.owner_agent_id, content=entry.content, tags=list(entry.tags),
+        priority=entry.priority.value, source=entry.source.value, confidence=entry.confidence,
+        layer=entry.layer.value, created_at=entry.created_at, updated_at=entry.updated_at,
+        expires_at=entry.expires_at, version=entry.version, etag=entry.etag, conflict=entry.conflict,
+        conflict_of=entry.conflict_of, session_id=entry.session_id, promoted_from=entry.promoted_from,
+    )
+
+
+async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -> MemoryCrudResult:
+    """Raises: DomainError for request-level failures; item failures are returned in `errors`."""
+    _check_argument_combination(args)
+    scope = Scope(args.scope)
+    access = Access.WRITE if args.action in WRITE_ACTIONS else Access.READ
+    namespace = await crud.authorize(call, access, scope, args.namespace)
+    if args.action == "list":
+        page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit)
+        return MemoryCrudResult(items=[_record(e) for e in page.items], next_cursor=page.next_cursor,
+                                has_more=page.has_more)
+    raw_items = _raw_items(args)
+    handlers: dict[str, Callable[[Any], Awaitable[Entry]]] = {
+        "create": lambda item: crud.create(call, scope, namespace, _new_entry(item, args)),
+        "read": lambda item: crud.read(call, scope, namespace, item.id),
+        "update": lambda item: crud.update(call, scope, namespace, _change(item, args)),
+        "delete": lambda item: crud.delete(call, scope, namespace, Removal(item.id, item.if_match or args.if_match)),
+        "promote": lambda item: crud.promote(call, scope, namespace, _promotion(item, args)),
+    }
+    result = MemoryCrudResult()
+    for index, raw in enumerate(raw_items):
+        try:
+            item = parse_model(ITEM_MODELS[args.action], raw, prefix=f"items[{index}]")
+            result.items.append(_record(await handlers[args.action](item)))
+        except DomainError as error:
+            result.errors.append(to_error_info(item_error(error, index)))
+    return result
+
+
+def _check_argument_combination(args: MemoryCrudArgs) -> None:
+    if args.action == "list":
+        if args.items:
+            raise InvalidParams("list takes filters, not items", field="items")
+    elif args.cursor is not None:
+        raise InvalidParams("cursor is only for list", field="cursor")
+    if args.filters is not None and args.action not in ("list", "read"):
+        raise InvalidParams("filters are only for list and read", field="filters")
+    if args.if_match is not None:
+        if args.action not in ("update", "delete"):
+            raise InvalidParams("if_match is only for update and delete", field="if_match")
+        if len(args.items or []) != 1:
+            raise InvalidParams("a top-level if_match applies to a single-item request; set if_match on each item",
+                                field="if_match")
+        item_etag = (args.items or [{}])[0].get("if_match")
+        if item_etag is not None and item_etag != args.if_match:
+            raise InvalidParams("the top-level if_match and the item's if_match differ", field="if_match")
+
+
+def _raw_items(args: MemoryCrudArgs) -> list[object]:
+    if args.action == "read" and args.filters is not None and args.filters.ids is not None:
+        if args.items:
+            raise InvalidParams("read takes items or filters.ids, not both", field="filters.ids")
+        return [{"id": entry_id} for entry_id in args.filters.ids]
+    if not args.items:
+        raise InvalidParams(f"{args.action} needs at least one item", field="items")
+    return list(args.items)
+
+
+def _list_filters(args: MemoryCrudArgs) -> ListFilters:
+    f = args.filters or CrudFilters()
+    if f.ids is not None:
+        raise InvalidParams("filters.ids is only for read", field="filters.ids")
+    if args.layer is not None and f.layer is not None and args.layer != f.layer:
+        raise InvalidParams("layer and filters.layer differ", field="filters.layer")
+    layer = f.layer or args.layer
+    return ListFilters(
+        layer=Layer(layer) if layer else None,
+        tags=tuple(f.tags or ()),
+        source=Source(f.source) if f.source else None,
+        priority=Priority(f.priority) if f.priority else None,
+        owner_agent_id=f.owner_agent_id,
+        conflict=f.conflict,
+        session_id=f.session_id,
+        created_after=f.created_after,
+        created_before=f.created_before,
+        include_expired=f.include_expired,
+    )
+
+
+def _new_entry(item: CreateItem, args: MemoryCrudArgs) -> NewEntry:
+    layer = item.layer or args.layer
+    return NewEntry(
+        content=item.content,
+        tags=tuple(item.tags or ()),
+        priority=Priority(item.priority or "medium"),
+        source=Source(item.source or "manual"),
+        confidence=1.0 if item.confidence is None else item.confidence,
+        layer=Layer(layer) if layer else None,
+        expires_at=item.expires_at,
+        ttl_seconds=item.ttl_seconds,
+    )
+
+
+def _change(item: UpdateItem, args: MemoryCrudArgs) -> EntryChange:
+    sent = item.model_fields_set - {"id", "if_match"}
+    changes: dict[str, object] = {}
+    for name in sent:
+        value = getattr(item, name)
+        if value is None and name != "expires_at":
+            raise InvalidParams(f"{name} cannot be null", field=name)
+        if name == "layer":
+            value = Layer(value)
+        elif name == "priority":
+            value = Priority(value)
+        changes[name] = value
+    if not changes:
+        raise InvalidParams("update needs at least one field to change", field="items")
+    return EntryChange(id=item.id, changes=changes, if_match=item.if_match or args.if_match)
+
+
+def _promotion(item: PromoteItem, args: MemoryCrudArgs) -> Promotion:
+    layer = item.layer or args.layer
+    return Promotion(
+        id=item.id,
+        target_scope=Scope(item.target_scope),
+        target_namespace=item.target_namespace,
+        layer=Layer(layer) if layer else None,
+    )
+

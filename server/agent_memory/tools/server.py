@@ -1,0 +1,175 @@
+"""The MCP server factory: publishes the tools a caller is granted and dispatches calls."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import BaseModel
+
+from agent_memory import __version__
+from agent_memory.bootstrap import App, open_app
+from agent_memory.config import Settings
+from agent_memory.core.commands import Call
+from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
+from agent_memory.core.ids import new_request_id
+from agent_memory.core.models import Caller, Skill
+from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
+from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
+from agent_memory.tools.crud_tool import run_memory_crud
+from agent_memory.tools.errors import internal_error, parse_model, to_error_info
+from agent_memory.tools.identity import resolve_caller
+
+log = structlog.get_logger("agent_memory.tools")
+
+Runner = Callable[[App, Call, Any], Awaitable[BaseModel]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One published tool. `result_model` must offer `failed(ErrorInfo)` for error results."""
+
+    name: str
+    skill: Skill | None
+    description: str
+    args_model: type[BaseModel]
+    result_model: Any
+    run: Runner
+    annotations: ToolAnnotations | None = None
+
+    def definition(self) -> Tool:
+        return Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.args_model.model_json_schema(),
+            output_schema=self.result_model.model_json_schema(),
+            annotations=self.annotations,
+        )
+
+
+MEMORY_CRUD = ToolSpec(
+    name="memory_crud",
+    skill=Skill.CRUD,
+    description=CRUD_DESCRIPTION,
+    args_model=MemoryCrudArgs,
+    result_model=MemoryCrudResult,
+    run=lambda app, call, args: run_memory_crud(app.crud, call, args),
+    annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
+                                open_world_hint=False),
+)
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD,)
+
+
+def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
+    params = ctx.session.client_params
+    session_meta = params.meta if params is not None else None
+    return resolve_caller(ctx.meta, session_meta, ctx.lifespan_context.launch_caller)
+
+
+def _result(spec: ToolSpec | None, payload: BaseModel | ErrorInfo, is_error: bool) -> CallToolResult:
+    if spec is None:
+        data = {"items": [], "errors": [payload.model_dump(mode="json")]}
+    elif isinstance(payload, ErrorInfo):
+        data = spec.result_model.failed(payload).model_dump(mode="json")
+    else:
+        data = payload.model_dump(mode="json")
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+        is_error=is_error,
+    )
+
+
+def _outcome(data: BaseModel) -> tuple[str, bool]:
+    items, errors = getattr(data, "items", []), getattr(data, "errors", [])
+    if not errors:
+        return "ok", False
+    if items:
+        return "partial", False
+    return errors[0].code, True
+
+
+class Dispatcher:
+    def __init__(self, tools: Sequence[ToolSpec]) -> None:
+        self._tools = {spec.name: spec for spec in tools}
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        try:
+            caller = _caller(ctx)
+        except DomainError as error:
+            log.warning("tools_list_identity_refused", reason=error.message)
+            return ListToolsResult(tools=[])
+        return ListToolsResult(
+            tools=[s.definition() for s in self._tools.values() if s.skill is None or s.skill in caller.skills]
+        )
+
+    async def call_tool(self, ctx: ServerRequestContext[App, Any], params: CallToolRequestParams) -> CallToolResult:
+        started = time.perf_counter()
+        request_id = new_request_id()
+        arguments: dict[str, Any] = params.arguments or {}
+        spec = self._tools.get(params.name)
+        fields: dict[str, object] = {
+            "request_id": request_id,
+            "tool": params.name[:64],
+            "action": str(arguments.get("action"))[:32] if "action" in arguments else None,
+            "scope": str(arguments.get("scope", "agent"))[:32],
+        }
+        try:
+            if spec is None:
+                raise InvalidParams(f"unknown tool {params.name[:64]}", field="name")
+            caller = _caller(ctx)
+            fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
+            if spec.skill is not None and spec.skill not in caller.skills:
+                raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill", skill=spec.name)
+            args = parse_model(spec.args_model, arguments)
+            data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args)
+            outcome, is_error = _outcome(data)
+            fields.update(items=len(getattr(data, "items", [])), errors=len(getattr(data, "errors", [])))
+            return _result(spec, data, is_error)
+        except DomainError as error:
+            outcome = error.code
+            return _result(spec, to_error_info(error), True)
+        except Exception:
+            outcome = "INTERNAL"
+            log.exception("tool_failed", **fields)
+            return _result(spec, internal_error(request_id), True)
+        finally:
+            log.info(f"{params.name[:64]}_invocation", outcome=outcome,
+                     duration_ms=round((time.perf_counter() - started) * 1000, 3), **fields)
+
+
+def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -> Server[App]:
+    """Build the MCP server. `extra_tools` lets benchmarks add a tool of their own."""
+    dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
+
+    @asynccontextmanager
+    async def lifespan(_: Server[App]) -> AsyncIterator[App]:
+        async with open_app(settings) as app:
+            yield app
+
+    return Server(
+        "agent-memory",
+        version=__version__,
+        instructions="Scoped, permissioned, auditable memory for agents. Use memory_crud to store and manage memories.",
+        lifespan=lifespan,
+        on_list_tools=dispatcher.list_tools,
+        on_call_tool=dispatcher.call_tool,
+    )
