@@ -32,9 +32,14 @@ def resolve_namespace(caller: Caller, scope: Scope, namespace: str | None, field
         if scope is Scope.AGENT:
             return caller.agent_id
         raise InvalidParams(f"{field} is required for {scope.value} scope", field=field)
-    if len(namespace) > MAX_NAMESPACE_CHARS or not NAMESPACE_PATTERN.match(namespace):
+    if (
+        len(namespace) > MAX_NAMESPACE_CHARS
+        or not NAMESPACE_PATTERN.match(namespace)
+        or any(set(segment) == {"."} for segment in namespace.split("/"))
+    ):
         raise InvalidParams(
-            f"{field} must be '/'-separated segments of [A-Za-z0-9._-], at most {MAX_NAMESPACE_CHARS} characters",
+            f"{field} must be '/'-separated segments of [A-Za-z0-9._-] (not '.' or '..'), "
+            f"at most {MAX_NAMESPACE_CHARS} characters",
             field=field,
         )
     return namespace

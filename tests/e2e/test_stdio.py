@@ -1,0 +1,115 @@
+"""End to end: `agent-memory serve` as a subprocess, driven over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = pytest.mark.anyio
+
+IDENTITY = {"agent_id": "stdio-agent", "system_type": "sys3", "team": "ops"}
+
+
+def agent_memory_command() -> str:
+    found = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or shutil.which("agent-memory")
+    assert found, "the agent-memory console script is not installed"
+    return found
+
+
+def server_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env.update({"MEMORY_DATA_DIR": str(data_dir), "MEMORY_AGENT_ID": "launcher", "MEMORY_TEAM": "ops"})
+    return env
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) -> None:
+    params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=server_env(tmp_path))
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["memory_crud"]
+        created = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": "over stdio"}]})
+        assert not created.is_error
+        entry = created.structured_content["items"][0]
+        assert entry["owner_agent_id"] == "launcher"
+        listed = await client.call_tool("memory_crud", {"action": "list"})
+        assert [e["id"] for e in listed.structured_content["items"]] == [entry["id"]]
+        denied = await client.call_tool("memory_crud", {"action": "list", "scope": "global", "namespace": "global"})
+        assert denied.is_error and denied.structured_content["errors"][0]["code"] == "FORBIDDEN"
+    assert (tmp_path / "memory.db").exists()
+
+
+def _rpc(msg_id: int | None, method: str, params: dict) -> str:
+    message: dict = {"jsonrpc": "2.0", "method": method, "params": params}
+    if msg_id is not None:
+        message["id"] = msg_id
+    return json.dumps(message) + "\n"
+
+
+def test_stdout_carries_nothing_but_protocol_messages(tmp_path: Path) -> None:
+    meta = {"agent-memory/identity": IDENTITY}
+    requests = "".join([
+        _rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                               "clientInfo": {"name": "raw", "version": "1"}, "_meta": meta}),
+        _rpc(None, "notifications/initialized", {}),
+        _rpc(2, "tools/list", {}),
+        _rpc(3, "tools/call", {"name": "memory_crud",
+                               "arguments": {"action": "create", "items": [{"content": "PRIVATE-TEXT"}]}}),
+        _rpc(4, "tools/call", {"name": "memory_crud", "arguments": {"action": "list", "limit": "many"}}),
+        _rpc(6, "tools/call", {"name": "no_such_tool", "arguments": {}}),
+    ])
+    # Requests run concurrently: the list goes out once the create has been answered.
+    later = _rpc(5, "tools/call", {"name": "memory_crud", "arguments": {"action": "list"}})
+    proc = subprocess.Popen([agent_memory_command(), "serve", "--log-format", "json"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(tmp_path))
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(requests)
+    proc.stdin.flush()
+    lines = _read_responses(proc.stdout.fileno(), expected=5, timeout=60)
+    proc.stdin.write(later)
+    proc.stdin.flush()
+    lines += _read_responses(proc.stdout.fileno(), expected=1, timeout=60)
+    rest, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    lines += rest.splitlines()
+    messages = [json.loads(line) for line in lines]
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    by_id = {m["id"]: m for m in messages if "id" in m}
+    assert set(by_id) == {1, 2, 3, 4, 5, 6}
+    assert by_id[3]["result"]["structuredContent"]["items"][0]["owner_agent_id"] == "stdio-agent"
+    assert by_id[4]["result"]["isError"] is True
+    assert by_id[5]["result"]["structuredContent"]["items"][0]["content"] == "PRIVATE-TEXT"
+    log_lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    invocations = [e for e in log_lines if e["event"] == "memory_crud_invocation"]
+    assert sorted(e["outcome"] for e in invocations) == ["INVALID_PARAMS", "ok", "ok"]
+    assert all(e["agent_id"] == "stdio-agent" for e in invocations)
+    assert "PRIVATE-TEXT" not in stderr
+
+
+def _read_responses(fd: int, expected: int, timeout: float) -> list[str]:
+    """Read stdout until `expected` responses (messages with an id) arrived; raw reads, so no
+    line can hide in a buffer while select() waits."""
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    data = b""
+
+    def answered() -> int:
+        complete = data.decode(errors="replace").split("\n")[:-1]
+        return sum(1 for line in complete if "id" in json.loads(line))
+
+    while answered() < expected:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0 and selector.select(remaining), f"no answer in time; got {data!r}"
+        chunk = os.read(fd, 65536)
+        assert chunk, f"server closed stdout; got {data!r}"
+        data += chunk
+    return data.decode().splitlines()

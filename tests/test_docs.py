@@ -1,0 +1,33 @@
+"""The README and configs/ stay true to the code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_memory.cli import _parser
+from agent_memory.config import env_name, flag_name, setting_names
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("name", setting_names())
+def test_readme_config_table_names_every_setting(name: str) -> None:
+    assert f"| `{name}` | `{env_name(name)}` | `{flag_name(name)}` |" in README
+
+
+def test_quickstart_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci in README
+
+
+@pytest.mark.parametrize("name", ["claude_desktop.json", "vscode.mcp.json", "cursor.mcp.json"])
+def test_host_configs_launch_a_valid_serve_command(name: str) -> None:
+    data = json.loads((ROOT / "configs" / name).read_text())
+    (server,) = (data.get("mcpServers") or data["servers"]).values()
+    assert server["command"] == "agent-memory"
+    options = _parser().parse_args(server["args"])
+    assert options.command == "serve"
