@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.tools.contracts import MemoryCrudResult
 from agent_memory.tools.server import create_server
 
 IDENTITY_KEY = "agent-memory/identity"
@@ -48,6 +50,9 @@ class Agent:
         meta = {IDENTITY_KEY: self.ident} if self.ident is not None else None
         result = await self.client.call_tool("memory_crud", arguments, meta=meta)
         assert result.structured_content is not None
+        # Every answer must have the typed shape of the contract, records included.
+        MemoryCrudResult.model_validate(result.structured_content, strict=True)
+        assert json.loads(result.content[0].text) == result.structured_content
         return bool(result.is_error), result.structured_content
 
     async def create(self, content: str = "a memory", **arguments: Any) -> dict:

@@ -14,7 +14,7 @@ from agent_memory.core.cursor import CursorCodec, Position, query_binding
 from agent_memory.core.errors import Conflict, DomainError, Forbidden, InvalidParams, NotFound
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
-from agent_memory.core.ports import AuditSink, EntryRepository
+from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
 from agent_memory.core.rules import (
     Limits,
     check_confidence,
@@ -109,15 +109,19 @@ class CrudService:
             version=1,
             etag=new_etag(),
         )
-        async with self._repo.write() as tx:
-            await tx.insert(entry)
-            await tx.audit(self._event(call, "create", scope, namespace, entry.id, "ok"))
+        event = self._event(call, "create", scope, namespace, entry.id, "ok")
+
+        def work(tx: WriteTransaction) -> None:
+            tx.insert(entry)
+            tx.audit(event)
+
+        await self._repo.transact(work)
         return entry
 
     async def read(self, call: Call, scope: Scope, namespace: str, entry_id: str) -> Entry:
         await self._require(call, Access.READ, scope, namespace)
         found = (await self._repo.get_many([entry_id])).get(entry_id)
-        entry = await self._visible(call, Access.READ, scope, namespace, entry_id, found)
+        entry = await self._visible_now(call, Access.READ, scope, namespace, entry_id, found)
         await self._audit.record(self._event(call, "read", scope, namespace, entry.id, "ok"))
         return entry
 
@@ -127,9 +131,11 @@ class CrudService:
         if unknown:
             raise InvalidParams(f"{sorted(unknown)[0]} cannot be updated", field=sorted(unknown)[0])
         now = self._clock()
-        conflict: Conflict | None = None
-        async with self._repo.write() as tx:
-            current = await self._visible(call, Access.WRITE, scope, namespace, change.id, await tx.get(change.id))
+        stamp = format_ts(now)
+        denied: list[AuditEvent] = []
+
+        def work(tx: WriteTransaction) -> Entry | Conflict:
+            current = self._visible(call, Access.WRITE, scope, namespace, change.id, tx.get(change.id), stamp, denied)
             if current.conflict:
                 raise Conflict(
                     "this is a conflict entry and cannot be updated: update the original "
@@ -139,58 +145,61 @@ class CrudService:
                 )
             patched = self._apply(current, change, now)
             if change.if_match is not None and change.if_match != current.etag:
-                copy = replace(
-                    patched,
-                    id=new_entry_id(),
-                    owner_agent_id=call.caller.agent_id,
-                    created_at=format_ts(now),
-                    version=1,
-                    etag=new_etag(),
-                    conflict=True,
-                    conflict_of=current.id,
-                )
-                await tx.insert(copy)
-                await tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict",
-                                           conflict_id=copy.id))
-                conflict = Conflict(
+                copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
+                               version=1, etag=new_etag(), conflict=True, conflict_of=current.id)
+                tx.insert(copy)
+                tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict", conflict_id=copy.id))
+                return Conflict(
                     f"if_match does not match the current etag of {current.id}; your change was kept "
                     f"as conflict entry {copy.id}",
                     current_etag=current.etag,
                     current_version=current.version,
                     conflict_id=copy.id,
                 )
-            else:
-                if not await tx.replace(patched, expected_etag=current.etag):
-                    raise Conflict("entry changed concurrently; read it and retry",
-                                   current_etag=current.etag, current_version=current.version)
-                await tx.audit(self._event(call, "update", scope, namespace, current.id, "ok",
-                                           version=patched.version))
-        if conflict is not None:
-            raise conflict
-        return patched
+            if not tx.replace(patched, expected_etag=current.etag):
+                raise Conflict("entry changed concurrently; read it and retry",
+                               current_etag=current.etag, current_version=current.version)
+            tx.audit(self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version))
+            return patched
+
+        try:
+            outcome = await self._repo.transact(work)
+        finally:
+            await self._record_all(denied)
+        if isinstance(outcome, Conflict):
+            raise outcome
+        return outcome
 
     async def delete(self, call: Call, scope: Scope, namespace: str, removal: Removal) -> Entry:
         await self._require(call, Access.WRITE, scope, namespace)
-        async with self._repo.write() as tx:
-            current = await self._visible(call, Access.WRITE, scope, namespace, removal.id, await tx.get(removal.id))
+        stamp = format_ts(self._clock())
+        denied: list[AuditEvent] = []
+
+        def work(tx: WriteTransaction) -> Entry:
+            current = self._visible(call, Access.WRITE, scope, namespace, removal.id, tx.get(removal.id), stamp, denied)
             if removal.if_match is not None and removal.if_match != current.etag:
                 raise Conflict(
                     f"if_match does not match the current etag of {current.id}; nothing was deleted",
                     current_etag=current.etag,
                     current_version=current.version,
                 )
-            if not await tx.delete(current.id, expected_etag=current.etag):
+            if not tx.delete(current.id, expected_etag=current.etag):
                 raise Conflict("entry changed concurrently; read it and retry",
                                current_etag=current.etag, current_version=current.version)
-            await tx.audit(self._event(call, "delete", scope, namespace, current.id, "ok"))
-        return current
+            tx.audit(self._event(call, "delete", scope, namespace, current.id, "ok"))
+            return current
+
+        try:
+            return await self._repo.transact(work)
+        finally:
+            await self._record_all(denied)
 
     async def promote(self, call: Call, scope: Scope, namespace: str, item: Promotion) -> Entry:
         await self._require(call, Access.READ, scope, namespace)
         target_ns = resolve_namespace(call.caller, item.target_scope, item.target_namespace, "target_namespace")
         await self._require(call, Access.WRITE, item.target_scope, target_ns)
         found = (await self._repo.get_many([item.id])).get(item.id)
-        source = await self._visible(call, Access.READ, scope, namespace, item.id, found)
+        source = await self._visible_now(call, Access.READ, scope, namespace, item.id, found)
         if source.conflict:
             raise InvalidParams("a conflict entry cannot be promoted; reconcile it first", field="id")
         if item.target_scope is scope and target_ns == namespace:
@@ -210,11 +219,14 @@ class CrudService:
             etag=new_etag(),
             promoted_from=source.id,
         )
-        async with self._repo.write() as tx:
-            await tx.insert(copy)
-            await tx.audit(self._event(call, "promote", item.target_scope, target_ns, copy.id, "ok",
-                                       promoted_from=source.id, from_scope=scope.value,
-                                       from_namespace=namespace))
+        event = self._event(call, "promote", item.target_scope, target_ns, copy.id, "ok",
+                            promoted_from=source.id, from_scope=scope.value, from_namespace=namespace)
+
+        def work(tx: WriteTransaction) -> None:
+            tx.insert(copy)
+            tx.audit(event)
+
+        await self._repo.transact(work)
         return copy
 
     async def list(
@@ -237,16 +249,26 @@ class CrudService:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    async def _visible(
+    async def _visible_now(
         self, call: Call, access: Access, scope: Scope, namespace: str, entry_id: str, entry: Entry | None
     ) -> Entry:
+        denied: list[AuditEvent] = []
+        try:
+            return self._visible(call, access, scope, namespace, entry_id, entry, format_ts(self._clock()), denied)
+        finally:
+            await self._record_all(denied)
+
+    def _visible(
+        self, call: Call, access: Access, scope: Scope, namespace: str, entry_id: str, entry: Entry | None,
+        now: str, denied: list[AuditEvent],
+    ) -> Entry:
         """The entry if it lives at (scope, namespace), is unexpired and passes the entry-level
-        gate; otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere.
+        gate; otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere. An entry-level
+        denial is appended to `denied` for the audit.
 
         Raises:
             NotFound: no such entry here.
         """
-        now = format_ts(self._clock())
         if (
             entry is None
             or entry.scope is not scope
@@ -257,9 +279,13 @@ class CrudService:
         if not permissions.is_allowed(call.caller, access, scope, namespace,
                                       owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
                                       entry_team=entry.team if scope is Scope.AGENT else None):
-            await self._audit.record(self._event(call, f"deny_{access.value}", scope, namespace, entry_id, "denied"))
+            denied.append(self._event(call, f"deny_{access.value}", scope, namespace, entry_id, "denied"))
             raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
         return entry
+
+    async def _record_all(self, events: list[AuditEvent]) -> None:
+        for event in events:
+            await self._audit.record(event)
 
     def _apply(self, current: Entry, change: EntryChange, now: datetime) -> Entry:
         fields = dict(change.changes)

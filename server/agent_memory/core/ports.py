@@ -2,32 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
 
+T = TypeVar("T")
+
 
 class WriteTransaction(Protocol):
-    """One short write transaction: everything in it commits together or not at all."""
+    """The inside of one short write transaction. Synchronous on purpose: a transaction body
+    does no I/O of its own and never waits on anything but the database, so it can run in one
+    piece next to the database and is never left half-done by a cancelled task."""
 
-    async def get(self, entry_id: str) -> Entry | None: ...
+    def get(self, entry_id: str) -> Entry | None: ...
 
-    async def insert(self, entry: Entry) -> None: ...
+    def insert(self, entry: Entry) -> None: ...
 
-    async def replace(self, entry: Entry, *, expected_etag: str) -> bool:
-        """Compare-and-swap: store `entry` only if the stored etag is still `expected_etag`."""
+    def replace(self, entry: Entry, *, expected_etag: str) -> bool:
+        """Compare-and-swap: store `entry` only if the stored etag is still `expected_etag`
+        (and its version is `entry.version - 1`)."""
         ...
 
-    async def delete(self, entry_id: str, *, expected_etag: str) -> bool: ...
+    def delete(self, entry_id: str, *, expected_etag: str) -> bool: ...
 
-    async def audit(self, event: AuditEvent) -> None: ...
+    def audit(self, event: AuditEvent) -> None: ...
 
 
 class EntryRepository(Protocol):
-    def write(self) -> AbstractAsyncContextManager[WriteTransaction]: ...
+    async def transact(self, work: Callable[[WriteTransaction], T]) -> T:
+        """Run `work` in one write transaction: committed if it returns, rolled back if it raises
+        (the exception propagates)."""
+        ...
 
     async def get_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]: ...
 

@@ -14,8 +14,6 @@ from agent_memory.tools.contracts import (
     CreateItem,
     CrudFilters,
     MemoryCrudArgs,
-    MemoryCrudResult,
-    MemoryRecord,
     PromoteItem,
     UpdateItem,
 )
@@ -46,27 +44,36 @@ your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 WRITE_ACTIONS = {"create", "update", "delete"}
 
 
-def _record(entry: Entry) -> MemoryRecord:
-    return MemoryRecord(
-        id=entry.id, scope=entry.scope.value, namespace=entry.namespace, team=entry.team,
-        owner_agent_id=entry.owner_agent_id, content=entry.content, tags=list(entry.tags),
-        priority=entry.priority.value, source=entry.source.value, confidence=entry.confidence,
-        layer=entry.layer.value, created_at=entry.created_at, updated_at=entry.updated_at,
-        expires_at=entry.expires_at, version=entry.version, etag=entry.etag, conflict=entry.conflict,
-        conflict_of=entry.conflict_of, session_id=entry.session_id, promoted_from=entry.promoted_from,
-    )
+def _record(entry: Entry) -> dict[str, Any]:
+    """The wire form of an entry (the shape of `MemoryRecord`, built without revalidating it)."""
+    return {
+        "id": entry.id, "scope": entry.scope.value, "namespace": entry.namespace, "team": entry.team,
+        "owner_agent_id": entry.owner_agent_id, "content": entry.content, "tags": list(entry.tags),
+        "priority": entry.priority.value, "source": entry.source.value, "confidence": entry.confidence,
+        "layer": entry.layer.value, "created_at": entry.created_at, "updated_at": entry.updated_at,
+        "expires_at": entry.expires_at, "version": entry.version, "etag": entry.etag,
+        "conflict": entry.conflict, "conflict_of": entry.conflict_of, "session_id": entry.session_id,
+        "promoted_from": entry.promoted_from,
+    }
 
 
-async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -> MemoryCrudResult:
-    """Raises: DomainError for request-level failures; item failures are returned in `errors`."""
+def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cursor: str | None = None
+             ) -> dict[str, Any]:
+    """The wire form of `MemoryCrudResult`."""
+    return {"items": items, "errors": errors, "next_cursor": next_cursor, "has_more": next_cursor is not None}
+
+
+async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -> dict[str, Any]:
+    """Returns the result in the shape of `MemoryCrudResult`.
+
+    Raises: DomainError for request-level failures; item failures are returned in `errors`."""
     _check_argument_combination(args)
     scope = Scope(args.scope)
     access = Access.WRITE if args.action in WRITE_ACTIONS else Access.READ
     namespace = await crud.authorize(call, access, scope, args.namespace)
     if args.action == "list":
         page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit)
-        return MemoryCrudResult(items=[_record(e) for e in page.items], next_cursor=page.next_cursor,
-                                has_more=page.has_more)
+        return _payload([_record(e) for e in page.items], [], page.next_cursor)
     raw_items = _raw_items(args)
     handlers: dict[str, Callable[[Any], Awaitable[Entry]]] = {
         "create": lambda item: crud.create(call, scope, namespace, _new_entry(item, args)),
@@ -75,14 +82,15 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
         "delete": lambda item: crud.delete(call, scope, namespace, Removal(item.id, item.if_match or args.if_match)),
         "promote": lambda item: crud.promote(call, scope, namespace, _promotion(item, args)),
     }
-    result = MemoryCrudResult()
+    items: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
     for index, raw in enumerate(raw_items):
         try:
             item = parse_model(ITEM_MODELS[args.action], raw, prefix=f"items[{index}]")
-            result.items.append(_record(await handlers[args.action](item)))
+            items.append(_record(await handlers[args.action](item)))
         except DomainError as error:
-            result.errors.append(to_error_info(item_error(error, index)))
-    return result
+            errors.append(to_error_info(item_error(error, index)).model_dump(mode="json"))
+    return _payload(items, errors)
 
 
 def _check_argument_combination(args: MemoryCrudArgs) -> None:

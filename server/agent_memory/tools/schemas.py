@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from agent_memory.tools.contracts import MemoryRecord
+from agent_memory.tools.json_schema import published_schema
 from agent_memory.tools.server import BUILTIN_TOOLS
 
 
@@ -13,8 +15,9 @@ def generate() -> dict[str, dict]:
     """File name -> schema, for every built-in tool."""
     files: dict[str, dict] = {}
     for spec in BUILTIN_TOOLS:
-        files[f"{spec.name}.input.json"] = spec.args_model.model_json_schema()
-        files[f"{spec.name}.output.json"] = spec.result_model.model_json_schema()
+        files[f"{spec.name}.input.json"] = published_schema(spec.args_model)
+        files[f"{spec.name}.output.json"] = published_schema(spec.result_model)
+    files["memory_record.json"] = published_schema(MemoryRecord)
     return files
 
 

@@ -35,15 +35,17 @@ from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.errors import internal_error, parse_model, to_error_info
 from agent_memory.tools.identity import resolve_caller
+from agent_memory.tools.json_schema import published_schema
 
 log = structlog.get_logger("agent_memory.tools")
 
-Runner = Callable[[App, Call, Any], Awaitable[BaseModel]]
+Runner = Callable[[App, Call, Any], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One published tool. `result_model` must offer `failed(ErrorInfo)` for error results."""
+    """One published tool. `run` returns the result in the shape of `result_model` (which must
+    offer `failed(ErrorInfo)` for error results)."""
 
     name: str
     skill: Skill | None
@@ -57,8 +59,8 @@ class ToolSpec:
         return Tool(
             name=self.name,
             description=self.description,
-            input_schema=self.args_model.model_json_schema(),
-            output_schema=self.result_model.model_json_schema(),
+            input_schema=published_schema(self.args_model),
+            output_schema=published_schema(self.result_model),
             annotations=self.annotations,
         )
 
@@ -82,27 +84,27 @@ def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     return resolve_caller(ctx.meta, session_meta, ctx.lifespan_context.launch_caller)
 
 
-def _result(spec: ToolSpec | None, payload: BaseModel | ErrorInfo, is_error: bool) -> CallToolResult:
-    if spec is None:
+def _result(spec: ToolSpec | None, payload: dict[str, Any] | ErrorInfo, is_error: bool) -> CallToolResult:
+    if isinstance(payload, dict):
+        data = payload
+    elif spec is None:
         data = {"items": [], "errors": [payload.model_dump(mode="json")]}
-    elif isinstance(payload, ErrorInfo):
-        data = spec.result_model.failed(payload).model_dump(mode="json")
     else:
-        data = payload.model_dump(mode="json")
+        data = spec.result_model.failed(payload).model_dump(mode="json")
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False, separators=(",", ":")))],
         structured_content=data,
         is_error=is_error,
     )
 
 
-def _outcome(data: BaseModel) -> tuple[str, bool]:
-    items, errors = getattr(data, "items", []), getattr(data, "errors", [])
+def _outcome(data: dict[str, Any]) -> tuple[str, bool]:
+    items, errors = data.get("items", []), data.get("errors", [])
     if not errors:
         return "ok", False
     if items:
         return "partial", False
-    return errors[0].code, True
+    return str(errors[0]["code"]), True
 
 
 class Dispatcher:
@@ -142,7 +144,7 @@ class Dispatcher:
             args = parse_model(spec.args_model, arguments)
             data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args)
             outcome, is_error = _outcome(data)
-            fields.update(items=len(getattr(data, "items", [])), errors=len(getattr(data, "errors", [])))
+            fields.update(items=len(data.get("items", [])), errors=len(data.get("errors", [])))
             return _result(spec, data, is_error)
         except DomainError as error:
             outcome = error.code

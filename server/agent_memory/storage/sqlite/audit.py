@@ -31,14 +31,19 @@ def audit_params(event: AuditEvent) -> tuple[object, ...]:
 
 class BufferedAuditLog:
     """Implements `AuditSink`: events are queued and written in batches by one background task,
-    so reads never wait on a write transaction. `aclose()` writes whatever is still queued."""
+    so reads never wait on a write transaction. The task gathers events for `batch_seconds`
+    after the first one arrives, so a stream of reads costs one audit transaction per window,
+    not one per read. `aclose()` writes whatever is still queued. (Writes are audited in their
+    own transaction, not here.)"""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, batch_seconds: float = 0.05) -> None:
         self._db = db
+        self._batch_seconds = batch_seconds
         self._pending: list[AuditEvent] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self._closed = asyncio.Event()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="audit-writer")
@@ -51,9 +56,9 @@ class BufferedAuditLog:
         """Write every queued event now."""
         while self._pending:
             batch, self._pending = self._pending, []
+            rows = [audit_params(e) for e in batch]
             try:
-                async with self._db.transaction() as conn:
-                    await conn.executemany(INSERT_AUDIT, [audit_params(e) for e in batch])
+                await self._db.transact(lambda conn, rows=rows: conn.executemany(INSERT_AUDIT, rows))
             except sqlite3.Error:
                 log.exception("audit_write_failed", events=len(batch))
                 self._pending[:0] = batch
@@ -62,6 +67,8 @@ class BufferedAuditLog:
     async def _run(self) -> None:
         while not self._closing:
             await self._wake.wait()
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), self._batch_seconds)
             self._wake.clear()
             with suppress(sqlite3.Error):
                 await self.flush()
@@ -69,6 +76,7 @@ class BufferedAuditLog:
     async def aclose(self) -> None:
         """Stop the background writer after its current batch, then write what is left."""
         self._closing = True
+        self._closed.set()
         self._wake.set()
         with anyio.CancelScope(shield=True):
             if self._task is not None:

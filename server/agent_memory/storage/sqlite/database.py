@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 import anyio
 
 MEMORY = ":memory:"
+T = TypeVar("T")
+
+if not callable(getattr(aiosqlite.Connection, "_execute", None)):  # pragma: no cover - version guard
+    raise ImportError("this aiosqlite lacks Connection._execute; install a version within pyproject's range")
 
 
 class Database:
-    """One writer connection (transactions serialised by a lock, `BEGIN IMMEDIATE` across
-    processes) and, for files, one reader connection that sees only committed data (WAL)."""
+    """A writer connection and, for files, a reader connection that sees only committed data.
+
+    Each write transaction runs as one function on the writer's aiosqlite worker thread
+    (`BEGIN IMMEDIATE` ... `COMMIT`): one thread hand-off instead of one per statement, and the
+    write lock is never held across an `await`, so a cancelled caller cannot strand it. aiosqlite
+    runs queued functions one at a time, so transactions of one process never interleave; across
+    processes `BEGIN IMMEDIATE` waits up to `busy_timeout` for the other's lock.
+    """
 
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = 5000) -> None:
         self._path = str(path)
         self._busy_timeout_ms = busy_timeout_ms
-        self._lock = asyncio.Lock()
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
 
@@ -40,10 +49,9 @@ class Database:
 
     async def _connect(self) -> aiosqlite.Connection:
         conn = await aiosqlite.connect(self._path, isolation_level=None)
-        conn.row_factory = sqlite3.Row
         await conn.execute_fetchall(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA foreign_keys=ON")
+        await conn.execute_fetchall("PRAGMA synchronous=NORMAL")
+        await conn.execute_fetchall("PRAGMA foreign_keys=ON")
         return conn
 
     async def close(self) -> None:
@@ -58,32 +66,25 @@ class Database:
             raise RuntimeError("database is not open")
         return self._writer
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A write transaction: committed when the block exits cleanly, else rolled back.
+    async def transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work(connection)` inside `BEGIN IMMEDIATE` ... `COMMIT` on the writer thread;
+        roll back and re-raise if it raises."""
+        writer = self._require_writer()
 
-        BEGIN, COMMIT and ROLLBACK are shielded from cancellation: aiosqlite runs a statement
-        even when its awaiting task is cancelled, so an unshielded BEGIN could leave a
-        transaction (and the database's write lock) open with nobody left to end it."""
-        conn = self._require_writer()
-        async with self._lock:
-            with anyio.CancelScope(shield=True):
-                await conn.execute("BEGIN IMMEDIATE")
+        def run() -> T:
+            conn = writer._conn  # noqa: SLF001 - the sqlite3 connection, used only on its own thread
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-                with anyio.CancelScope(shield=True):
-                    await conn.execute("COMMIT")
+                result = work(conn)
             except BaseException:
-                with anyio.CancelScope(shield=True):
-                    if conn.in_transaction:
-                        await conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK")
                 raise
+            conn.execute("COMMIT")
+            return result
+
+        return await writer._execute(run)  # noqa: SLF001 - aiosqlite's run-on-worker-thread hook
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A connection for one read statement (committed data only)."""
-        if self._reader is not None:
-            yield self._reader
-            return
-        async with self._lock:
-            yield self._require_writer()
+        """A connection for read statements (committed data only, for files)."""
+        yield self._reader if self._reader is not None else self._require_writer()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-
-import aiosqlite
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
@@ -20,38 +19,39 @@ from agent_memory.storage.sqlite.rows import (
     update_params,
 )
 
+T = TypeVar("T")
+
 
 class SqliteWriteTransaction:
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    """Statements of one transaction, run synchronously on the writer's thread."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    async def get(self, entry_id: str) -> Entry | None:
-        rows = list(await self._conn.execute_fetchall(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)))
-        return row_to_entry(rows[0]) if rows else None
+    def get(self, entry_id: str) -> Entry | None:
+        row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)).fetchone()
+        return row_to_entry(row) if row is not None else None
 
-    async def insert(self, entry: Entry) -> None:
-        await self._conn.execute(INSERT_ENTRY, entry_params(entry))
+    def insert(self, entry: Entry) -> None:
+        self._conn.execute(INSERT_ENTRY, entry_params(entry))
 
-    async def replace(self, entry: Entry, *, expected_etag: str) -> bool:
-        cursor = await self._conn.execute(UPDATE_ENTRY, update_params(entry, expected_etag))
+    def replace(self, entry: Entry, *, expected_etag: str) -> bool:
+        return self._conn.execute(UPDATE_ENTRY, update_params(entry, expected_etag)).rowcount == 1
+
+    def delete(self, entry_id: str, *, expected_etag: str) -> bool:
+        cursor = self._conn.execute("DELETE FROM entries WHERE id = ? AND etag = ?", (entry_id, expected_etag))
         return cursor.rowcount == 1
 
-    async def delete(self, entry_id: str, *, expected_etag: str) -> bool:
-        cursor = await self._conn.execute("DELETE FROM entries WHERE id = ? AND etag = ?", (entry_id, expected_etag))
-        return cursor.rowcount == 1
-
-    async def audit(self, event: AuditEvent) -> None:
-        await self._conn.execute(INSERT_AUDIT, audit_params(event))
+    def audit(self, event: AuditEvent) -> None:
+        self._conn.execute(INSERT_AUDIT, audit_params(event))
 
 
 class SqliteEntryRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[SqliteWriteTransaction]:
-        async with self._db.transaction() as conn:
-            yield SqliteWriteTransaction(conn)
+    async def transact(self, work: Callable[[SqliteWriteTransaction], T]) -> T:
+        return await self._db.transact(lambda conn: work(SqliteWriteTransaction(conn)))
 
     async def get_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]:
         if not entry_ids:
@@ -59,7 +59,7 @@ class SqliteEntryRepository:
         marks = ", ".join("?" for _ in entry_ids)
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(f"{SELECT_ENTRY} WHERE id IN ({marks})", tuple(entry_ids))
-        return {row["id"]: row_to_entry(row) for row in rows}
+        return {entry.id: entry for entry in map(row_to_entry, rows)}
 
     async def list_page(self, query: ListQuery, after: Position | None, limit: int) -> list[Entry]:
         sql, params = build_list_sql(query, after, limit)

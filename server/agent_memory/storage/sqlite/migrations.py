@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
-import aiosqlite
+import sqlite3
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.sqlite.database import Database
 
-Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+Migration = Callable[[sqlite3.Connection], None]
 
 
-async def _m001_entries(conn: aiosqlite.Connection) -> None:
-    await conn.execute(
+def _m001_entries(conn: sqlite3.Connection) -> None:
+    conn.execute(
         """
         CREATE TABLE entries (
             rowid INTEGER PRIMARY KEY,
@@ -41,29 +41,29 @@ async def _m001_entries(conn: aiosqlite.Connection) -> None:
         )
         """
     )
-    await conn.execute(
+    conn.execute(
         "CREATE INDEX entries_by_namespace ON entries (scope, namespace, created_at DESC, id DESC)"
     )
-    await conn.execute("CREATE INDEX entries_by_conflict_of ON entries (conflict_of) WHERE conflict_of IS NOT NULL")
-    await conn.execute("CREATE INDEX entries_by_session ON entries (session_id) WHERE session_id IS NOT NULL")
-    await conn.execute("CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL")
+    conn.execute("CREATE INDEX entries_by_conflict_of ON entries (conflict_of) WHERE conflict_of IS NOT NULL")
+    conn.execute("CREATE INDEX entries_by_session ON entries (session_id) WHERE session_id IS NOT NULL")
+    conn.execute("CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL")
 
 
-async def _m002_fts(conn: aiosqlite.Connection) -> None:
-    await conn.execute(
+def _m002_fts(conn: sqlite3.Connection) -> None:
+    conn.execute(
         "CREATE VIRTUAL TABLE entries_fts USING fts5("
         "content, tags, content='entries', content_rowid='rowid', tokenize='porter unicode61')"
     )
-    await conn.execute(
+    conn.execute(
         "CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries BEGIN "
         "INSERT INTO entries_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags); END"
     )
-    await conn.execute(
+    conn.execute(
         "CREATE TRIGGER entries_fts_delete AFTER DELETE ON entries BEGIN "
         "INSERT INTO entries_fts (entries_fts, rowid, content, tags) "
         "VALUES ('delete', old.rowid, old.content, old.tags); END"
     )
-    await conn.execute(
+    conn.execute(
         "CREATE TRIGGER entries_fts_update AFTER UPDATE OF content, tags ON entries BEGIN "
         "INSERT INTO entries_fts (entries_fts, rowid, content, tags) "
         "VALUES ('delete', old.rowid, old.content, old.tags); "
@@ -71,8 +71,8 @@ async def _m002_fts(conn: aiosqlite.Connection) -> None:
     )
 
 
-async def _m003_audit(conn: aiosqlite.Connection) -> None:
-    await conn.execute(
+def _m003_audit(conn: sqlite3.Connection) -> None:
+    conn.execute(
         """
         CREATE TABLE audit (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -91,18 +91,18 @@ async def _m003_audit(conn: aiosqlite.Connection) -> None:
         )
         """
     )
-    await conn.execute("CREATE INDEX audit_by_time ON audit (at)")
-    await conn.execute("CREATE INDEX audit_by_agent ON audit (agent_id, at)")
+    conn.execute("CREATE INDEX audit_by_time ON audit (at)")
+    conn.execute("CREATE INDEX audit_by_agent ON audit (agent_id, at)")
     for verb in ("UPDATE", "DELETE"):
-        await conn.execute(
+        conn.execute(
             f"CREATE TRIGGER audit_append_only_{verb.lower()} BEFORE {verb} ON audit "
             "BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END"
         )
 
 
-async def _m004_server_meta(conn: aiosqlite.Connection) -> None:
-    await conn.execute("CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    await conn.execute(
+def _m004_server_meta(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute(
         "INSERT INTO server_meta (key, value) VALUES ('cursor_secret', ?)", (secrets.token_hex(32),)
     )
 
@@ -120,21 +120,23 @@ async def migrate(db: Database) -> list[str]:
     processes start at once: `BEGIN IMMEDIATE` lets one apply them while the others wait).
 
     Returns the names applied now."""
-    applied_now: list[str] = []
-    async with db.transaction() as conn:
-        await conn.execute(
+
+    def apply(conn: sqlite3.Connection) -> list[str]:
+        conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
-        done = {row[0] for row in await conn.execute_fetchall("SELECT name FROM schema_migrations")}
+        done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        applied: list[str] = []
         for name, step in MIGRATIONS:
-            if name in done:
-                continue
-            await step(conn)
-            await conn.execute(
-                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, format_ts(utc_now()))
-            )
-            applied_now.append(name)
-    return applied_now
+            if name not in done:
+                step(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, format_ts(utc_now()))
+                )
+                applied.append(name)
+        return applied
+
+    return await db.transact(apply)
 
 
 async def read_meta(db: Database, key: str) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sqlite3
+from typing import Any
 
 from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 
@@ -42,26 +42,35 @@ def update_params(entry: Entry, expected_etag: str) -> tuple[object, ...]:
     )
 
 
-def row_to_entry(row: sqlite3.Row) -> Entry:
+_SCOPES = {m.value: m for m in Scope}
+_PRIORITIES = {m.value: m for m in Priority}
+_SOURCES = {m.value: m for m in Source}
+_LAYERS = {m.value: m for m in Layer}
+
+
+def row_to_entry(row: tuple[Any, ...]) -> Entry:
+    """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
+    (entry_id, scope, namespace, team, owner, content, tags, priority, source, confidence, layer,
+     created_at, updated_at, expires_at, version, etag, conflict, conflict_of, session_id, promoted_from) = row
     return Entry(
-        id=row["id"],
-        scope=Scope(row["scope"]),
-        namespace=row["namespace"],
-        team=row["team"],
-        owner_agent_id=row["owner_agent_id"],
-        content=row["content"],
-        tags=tuple(json.loads(row["tags"])),
-        priority=Priority(row["priority"]),
-        source=Source(row["source"]),
-        confidence=row["confidence"],
-        layer=Layer(row["layer"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        expires_at=row["expires_at"],
-        version=row["version"],
-        etag=row["etag"],
-        conflict=bool(row["conflict"]),
-        conflict_of=row["conflict_of"],
-        session_id=row["session_id"],
-        promoted_from=row["promoted_from"],
+        id=entry_id,
+        scope=_SCOPES[scope],
+        namespace=namespace,
+        team=team,
+        owner_agent_id=owner,
+        content=content,
+        tags=tuple(json.loads(tags)) if tags != "[]" else (),
+        priority=_PRIORITIES[priority],
+        source=_SOURCES[source],
+        confidence=confidence,
+        layer=_LAYERS[layer],
+        created_at=created_at,
+        updated_at=updated_at,
+        expires_at=expires_at,
+        version=version,
+        etag=etag,
+        conflict=bool(conflict),
+        conflict_of=conflict_of,
+        session_id=session_id,
+        promoted_from=promoted_from,
     )

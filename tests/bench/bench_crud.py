@@ -1,0 +1,92 @@
+"""memory_crud round trips over one stdio session, side by side with a no-op tool.
+
+    python tests/bench/bench_crud.py [--calls 1000] [--mode legacy|auto]
+
+Spawns the real server (plus a benchmark-only no-op tool) on a fresh data directory and, for
+`--calls` rounds, calls no-op, create, read, update and list (limit 25) once each, interleaved so
+that drift on a shared machine hits every operation alike. Prints median and p95 per operation
+and each one's ratio to the no-op floor. Target: every ratio within 1.5x.
+
+`page` is a second floor: a tool that returns a fixed 25-entry page without touching storage,
+so `list` can also be read against the cost of moving a page of that size through the stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+HERE = Path(__file__).resolve().parent
+OPERATIONS = ("noop", "create", "read", "update", "list", "page")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def run(calls: int, mode: str) -> dict[str, list[float]]:
+    data_dir = tempfile.mkdtemp(prefix="bench-crud-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench"})
+    params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
+    timings: dict[str, list[float]] = {op: [] for op in OPERATIONS}
+    rng = random.Random(7)
+    ids: list[str] = []
+    server_log = open(os.path.join(data_dir, "server.log"), "w")  # the server's stderr log lines
+    async with Client(stdio_client(params, errlog=server_log), mode=mode, read_timeout_seconds=60) as client:
+
+        async def timed(op: str, name: str, arguments: dict) -> dict:
+            started = time.perf_counter()
+            result = await client.call_tool(name, arguments)
+            timings[op].append((time.perf_counter() - started) * 1000)
+            if result.is_error:
+                raise RuntimeError(f"{op} failed: {result.structured_content}")
+            return result.structured_content or {}
+
+        for i in range(50):  # warm up every path
+            await client.call_tool("bench_noop", {})
+            created = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": f"warm {i}"}]})
+            ids.append(created.structured_content["items"][0]["id"])
+        for i in range(calls):
+            await timed("noop", "bench_noop", {})
+            created = await timed("create", "memory_crud", {"action": "create", "items": [{
+                "content": f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast", "tags": ["bench"]}]})
+            ids.append(created["items"][0]["id"])
+            await timed("read", "memory_crud", {"action": "read", "items": [{"id": rng.choice(ids)}]})
+            await timed("update", "memory_crud", {"action": "update",
+                                                  "items": [{"id": rng.choice(ids), "content": f"updated {i}"}]})
+            await timed("list", "memory_crud", {"action": "list", "limit": 25})
+            await timed("page", "bench_page", {})
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--mode", choices=["legacy", "auto"], default="legacy")
+    args = parser.parse_args()
+    timings = anyio.run(run, args.calls, args.mode)
+    floor_p50 = statistics.median(timings["noop"])
+    floor_p95 = percentile(timings["noop"], 0.95)
+    print(f"memory_crud over stdio, mode={args.mode}, {args.calls} calls per operation")
+    print(f"{'operation':<10}{'p50 ms':>10}{'p95 ms':>10}{'p50/floor':>12}{'p95/floor':>12}")
+    for op in OPERATIONS:
+        p50, p95 = statistics.median(timings[op]), percentile(timings[op], 0.95)
+        print(f"{op:<10}{p50:>10.3f}{p95:>10.3f}{p50 / floor_p50:>12.2f}{p95 / floor_p95:>12.2f}")
+    page_p50 = statistics.median(timings["page"])
+    print(f"list p50 / page p50 (same payload, no storage): {statistics.median(timings['list']) / page_p50:.2f}")
+
+
+if __name__ == "__main__":
+    main()
