@@ -10,7 +10,9 @@ from agent_memory.config import ConfigError, Settings, flag_name, load_settings,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description="Scoped, permissioned memory for AI agents (MCP).")
+    parser = argparse.ArgumentParser(
+        prog="agent-memory", description="Scoped, permissioned memory for AI agents (MCP)."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the MCP server (stdio)")
     serve.add_argument("--config", help="a TOML file of settings (default: $MEMORY_CONFIG, else none)")

@@ -65,7 +65,8 @@ def _setting(default: Any, parse: Callable[[object], Any], help: str) -> Any:
 class Settings:
     backend: str = _setting("sqlite", _choice("sqlite", "list"),
                             "Record store: 'sqlite' (a file in the data directory) or 'list' (in memory, lost at exit)")
-    data_dir: str = _setting("", _text, "Data directory; empty means $XDG_DATA_HOME/agent-memory or ~/.local/share/agent-memory")
+    data_dir: str = _setting("", _text,
+                             "Data directory; empty means $XDG_DATA_HOME/agent-memory or ~/.local/share/agent-memory")
     sqlite_path: str = _setting("", _text, "SQLite file; empty means <data_dir>/memory.db")
     sqlite_busy_timeout_ms: int = _setting(5000, _int_between(0, 600_000),
                                            "How long a write waits for another process's lock (ms)")

@@ -60,8 +60,9 @@ async def run(calls: int, mode: str) -> dict[str, list[float]]:
             ids.append(created.structured_content["items"][0]["id"])
         for i in range(calls):
             await timed("noop", "bench_noop", {})
-            created = await timed("create", "memory_crud", {"action": "create", "items": [{
-                "content": f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast", "tags": ["bench"]}]})
+            content = f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast"
+            created = await timed("create", "memory_crud",
+                                  {"action": "create", "items": [{"content": content, "tags": ["bench"]}]})
             ids.append(created["items"][0]["id"])
             await timed("read", "memory_crud", {"action": "read", "items": [{"id": rng.choice(ids)}]})
             await timed("update", "memory_crud", {"action": "update",

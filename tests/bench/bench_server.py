@@ -39,7 +39,8 @@ NOOP = ToolSpec(name="bench_noop", skill=None, description="Does nothing (benchm
 _PAGE = {
     "items": [
         {"id": f"mem_01M80B16DKQMV05P6HR2928P{i:02d}", "scope": "agent", "namespace": "bench", "team": "bench",
-         "owner_agent_id": "bench", "content": f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast",
+         "owner_agent_id": "bench",
+         "content": f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast",
          "tags": ["bench"], "priority": "medium", "source": "manual", "confidence": 1.0, "layer": "long_term",
          "created_at": "2026-11-22T00:38:23.411949Z", "updated_at": "2026-11-22T00:38:23.411949Z",
          "expires_at": None, "version": 1, "etag": "47027bef0ce08575d328", "conflict": False,

@@ -111,7 +111,8 @@ async def test_bulk_items_succeed_or_fail_on_their_own(agent: Agent) -> None:
     )
     assert not failed
     assert [e["content"] for e in data["items"]] == ["one", "four"]
-    assert [(e["code"], e["details"]["index"]) for e in data["errors"]] == [("INVALID_PARAMS", 1), ("INVALID_PARAMS", 2)]
+    assert [(e["code"], e["details"]["index"]) for e in data["errors"]] == [
+        ("INVALID_PARAMS", 1), ("INVALID_PARAMS", 2)]
     assert data["errors"][1]["details"]["field"] == "items[2].bogus"
 
 

@@ -89,7 +89,29 @@ async def test_denials_are_audited_without_content(settings: Settings, mode: str
     denial = denials[0]
     assert (denial["agent_id"], denial["team"], denial["system_type"]) == ("bob", "blue", "sys2")
     assert (denial["tool"], denial["action"], denial["scope"], denial["namespace"]) == (
-        "memory_crud", "deny_write", "team", "red")
+        "memory_crud", "create", "team", "red")
     everything = json.dumps([dict(r) for r in rows])
     assert "launch code" not in everything and "smuggled" not in everything
+    assert json.loads(denial["details"]) == {"access": "write"}
     assert any(r["action"] == "create" and r["outcome"] == "ok" and r["agent_id"] == "alice" for r in rows)
+
+
+async def test_reads_lists_and_writes_are_audited_with_who_and_where(settings: Settings, mode: str) -> None:
+    from mcp import Client
+
+    from agent_memory.tools.server import create_server
+
+    async with Client(create_server(settings), mode=mode) as client:
+        alice = Agent(client, identity("alice", "sys3", "red"))
+        entry = await alice.create("audited", scope="team", namespace="red/ops", layer="working")
+        await alice.crud(action="read", scope="team", namespace="red/ops", items=[{"id": entry["id"]}])
+        await alice.crud(action="list", scope="team", namespace="red/ops")
+        await alice.crud(action="update", scope="team", namespace="red/ops",
+                         items=[{"id": entry["id"], "content": "changed"}])
+        await alice.crud(action="delete", scope="team", namespace="red/ops", items=[{"id": entry["id"]}])
+    rows = audit_rows(settings)
+    assert [(r["action"], r["outcome"]) for r in rows] == [
+        ("create", "ok"), ("read", "ok"), ("list", "ok"), ("update", "ok"), ("delete", "ok")]
+    assert all((r["agent_id"], r["scope"], r["namespace"]) == ("alice", "team", "red/ops") for r in rows)
+    assert json.loads(rows[2]["details"]) == {"entry_ids": [entry["id"]]}
+    assert len({r["request_id"] for r in rows}) == 5

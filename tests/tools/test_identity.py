@@ -108,7 +108,8 @@ async def test_tools_list_for_a_legacy_session_follows_initialize_identity(setti
 
 async def test_calling_an_ungranted_tool_is_forbidden(agent: Agent) -> None:
     failed, data = await agent.as_(identity("a", skills=["memory_reflect"])).crud(action="list", namespace="a")
-    assert failed and data["errors"][0]["code"] == "FORBIDDEN" and data["errors"][0]["details"]["skill"] == "memory_crud"
+    assert failed and data["errors"][0]["code"] == "FORBIDDEN"
+    assert data["errors"][0]["details"]["skill"] == "memory_crud"
 
 
 async def test_launch_configuration_skills_are_deny_by_default(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ class Call:
     caller: Caller
     request_id: str
     tool: str = "memory_crud"
+    action: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

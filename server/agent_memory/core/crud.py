@@ -8,10 +8,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent_memory.core import permissions
+from agent_memory.core.audit import audit_event
+from agent_memory.core.changes import apply_change
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
-from agent_memory.core.errors import Conflict, DomainError, Forbidden, InvalidParams, NotFound
+from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
 from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
@@ -21,7 +23,7 @@ from agent_memory.core.rules import (
     check_content,
     check_tags,
     expiry,
-    normalise_timestamp,
+    normalise_filters,
     required_layer,
     resolve_namespace,
 )
@@ -82,7 +84,8 @@ class CrudService:
                 entry_team=entry.team if entry and scope is Scope.AGENT else None,
             )
         except Forbidden:
-            await self._audit.record(self._event(call, f"deny_{access.value}", scope, namespace, None, "denied"))
+            await self._audit.record(self._event(call, call.action or access.value, scope, namespace, None, "denied",
+                                                 access=access.value))
             raise
 
     # -- actions ----------------------------------------------------------------------------
@@ -143,7 +146,7 @@ class CrudService:
                     current_etag=current.etag,
                     current_version=current.version,
                 )
-            patched = self._apply(current, change, now)
+            patched = apply_change(current, change, now, self._limits)
             if change.if_match is not None and change.if_match != current.etag:
                 copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
                                version=1, etag=new_etag(), conflict=True, conflict_of=current.id)
@@ -233,7 +236,7 @@ class CrudService:
         self, call: Call, scope: Scope, namespace: str, filters: ListFilters, cursor: str | None, limit: int
     ) -> Page:
         await self._require(call, Access.READ, scope, namespace)
-        filters = _normalise_filters(filters)
+        filters = normalise_filters(filters)
         binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
                                 dataclasses.asdict(filters))
         after = self._cursors.decode(cursor, binding) if cursor else None
@@ -279,7 +282,8 @@ class CrudService:
         if not permissions.is_allowed(call.caller, access, scope, namespace,
                                       owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
                                       entry_team=entry.team if scope is Scope.AGENT else None):
-            denied.append(self._event(call, f"deny_{access.value}", scope, namespace, entry_id, "denied"))
+            denied.append(self._event(call, call.action or access.value, scope, namespace, entry_id, "denied",
+                                      access=access.value))
             raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
         return entry
 
@@ -287,58 +291,8 @@ class CrudService:
         for event in events:
             await self._audit.record(event)
 
-    def _apply(self, current: Entry, change: EntryChange, now: datetime) -> Entry:
-        fields = dict(change.changes)
-        updates: dict[str, object] = {}
-        if "content" in fields:
-            updates["content"] = check_content(str(fields["content"]), self._limits)
-        if "tags" in fields:
-            updates["tags"] = check_tags(tuple(fields["tags"]))  # type: ignore[arg-type]
-        if "priority" in fields:
-            updates["priority"] = fields["priority"]
-        if "confidence" in fields:
-            updates["confidence"] = check_confidence(float(fields["confidence"]))  # type: ignore[arg-type]
-        if "layer" in fields:
-            updates["layer"] = required_layer(current.scope, fields["layer"])  # type: ignore[arg-type]
-        if "expires_at" in fields:
-            value = fields["expires_at"]
-            updates["expires_at"] = None if value is None else expiry(now, str(value), None)
-        return replace(current, **updates, version=current.version + 1, etag=new_etag(),
-                       updated_at=format_ts(now))
-
     def _event(
         self, call: Call, action: str, scope: Scope, namespace: str | None, entry_id: str | None,
         outcome: str, **details: object,
     ) -> AuditEvent:
-        return AuditEvent(
-            at=format_ts(self._clock()),
-            request_id=call.request_id,
-            agent_id=call.caller.agent_id,
-            team=call.caller.team,
-            system_type=call.caller.system_type.value,
-            tool=call.tool,
-            action=action,
-            scope=scope.value,
-            namespace=namespace,
-            entry_id=entry_id,
-            outcome=outcome,
-            details=dict(details),
-        )
-
-
-def _normalise_filters(filters: ListFilters) -> ListFilters:
-    return replace(
-        filters,
-        tags=check_tags(tuple(sorted(set(filters.tags)))),
-        created_after=normalise_timestamp(filters.created_after, "filters.created_after")
-        if filters.created_after else None,
-        created_before=normalise_timestamp(filters.created_before, "filters.created_before")
-        if filters.created_before else None,
-    )
-
-
-def item_error(error: DomainError, index: int) -> DomainError:
-    """Attach the item's position in a bulk request to its error."""
-    error.details["index"] = index
-    return error
-
+        return audit_event(call, action, scope, namespace, entry_id, outcome, format_ts(self._clock()), **details)

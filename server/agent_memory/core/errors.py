@@ -40,6 +40,12 @@ class NotImplementedByBackend(DomainError):
     code = "NOT_IMPLEMENTED"
 
 
+def item_error(error: DomainError, index: int) -> DomainError:
+    """Attach the item's position in a bulk request to its error."""
+    error.details["index"] = index
+    return error
+
+
 ERROR_CODES: tuple[str, ...] = (
     "INVALID_PARAMS",
     "FORBIDDEN",

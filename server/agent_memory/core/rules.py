@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent_memory.core.clock import format_ts, parse_ts, plus_seconds
 from agent_memory.core.errors import InvalidParams
-from agent_memory.core.models import Caller, Layer, Scope
+from agent_memory.core.models import Caller, Layer, ListFilters, Scope
 
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128})*$")
 MAX_NAMESPACE_CHARS = 256
@@ -102,3 +102,20 @@ def expiry(now: datetime, expires_at: str | None, ttl_seconds: int | None) -> st
     if normalised <= format_ts(now):
         raise InvalidParams("expires_at must be in the future", field="expires_at")
     return normalised
+
+
+def normalise_filters(filters: ListFilters) -> ListFilters:
+    """Canonical list filters (sorted unique tags, normalised timestamps), so that equal queries
+    bind cursors equally.
+
+    Raises:
+        InvalidParams: a bad tag or timestamp.
+    """
+    return replace(
+        filters,
+        tags=check_tags(tuple(sorted(set(filters.tags)))),
+        created_after=normalise_timestamp(filters.created_after, "filters.created_after")
+        if filters.created_after else None,
+        created_before=normalise_timestamp(filters.created_before, "filters.created_before")
+        if filters.created_before else None,
+    )

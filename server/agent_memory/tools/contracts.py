@@ -10,7 +10,9 @@ ScopeName = Literal["agent", "team", "global"]
 LayerName = Literal["working", "session", "long_term", "meta"]
 PriorityName = Literal["low", "medium", "high"]
 SourceName = Literal["reflection", "manual", "tool", "import"]
-ErrorCode = Literal["INVALID_PARAMS", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "NOT_IMPLEMENTED", "INTERNAL"]
+ErrorCode = Literal[
+    "INVALID_PARAMS", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "NOT_IMPLEMENTED", "INTERNAL"
+]
 CrudAction = Literal["create", "read", "update", "delete", "list", "promote"]
 
 MAX_BULK_ITEMS = 10

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
-from agent_memory.core.crud import CrudService, item_error
-from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.crud import CrudService
+from agent_memory.core.errors import DomainError, InvalidParams, item_error
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
 from agent_memory.tools.contracts import (
     ITEM_MODELS,
@@ -68,6 +69,7 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
 
     Raises: DomainError for request-level failures; item failures are returned in `errors`."""
     _check_argument_combination(args)
+    call = replace(call, action=args.action)
     scope = Scope(args.scope)
     access = Access.WRITE if args.action in WRITE_ACTIONS else Access.READ
     namespace = await crud.authorize(call, access, scope, args.namespace)

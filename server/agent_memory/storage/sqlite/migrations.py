@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
-
 import sqlite3
+from collections.abc import Callable
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.sqlite.database import Database

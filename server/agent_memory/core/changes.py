@@ -1,0 +1,37 @@
+"""Applying an update to an entry (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from agent_memory.core.clock import format_ts
+from agent_memory.core.commands import EntryChange
+from agent_memory.core.ids import new_etag
+from agent_memory.core.models import Entry, Layer
+from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, expiry, required_layer
+
+
+def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Limits) -> Entry:
+    """The entry after `change`: only the sent fields change; version +1, a new etag.
+
+    Raises:
+        InvalidParams: a changed value breaks a rule (content length, tags, confidence, expiry).
+    """
+    fields = dict(change.changes)
+    updates: dict[str, object] = {}
+    if "content" in fields:
+        updates["content"] = check_content(str(fields["content"]), limits)
+    if "tags" in fields:
+        updates["tags"] = check_tags(tuple(fields["tags"]))  # type: ignore[arg-type]
+    if "priority" in fields:
+        updates["priority"] = fields["priority"]
+    if "confidence" in fields:
+        updates["confidence"] = check_confidence(float(fields["confidence"]))  # type: ignore[arg-type]
+    if "layer" in fields:
+        layer = fields["layer"]
+        updates["layer"] = required_layer(current.scope, layer if isinstance(layer, Layer) else None)
+    if "expires_at" in fields:
+        value = fields["expires_at"]
+        updates["expires_at"] = None if value is None else expiry(now, str(value), None)
+    return replace(current, **updates, version=current.version + 1, etag=new_etag(), updated_at=format_ts(now))

@@ -1,0 +1,97 @@
+"""The SQLite adapter on a real file: migrations, FTS5 in step with entries, append-only audit."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_memory.core.clock import utc_now
+from agent_memory.core.commands import Call, EntryChange, NewEntry, Removal
+from agent_memory.core.crud import CrudService
+from agent_memory.core.cursor import CursorCodec
+from agent_memory.core.models import Caller, Scope, SystemType
+from agent_memory.core.rules import Limits
+from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.entries import SqliteEntryRepository
+from agent_memory.storage.sqlite.migrations import MIGRATIONS, migrate
+
+pytestmark = pytest.mark.anyio
+
+CALL = Call(Caller("alice", SystemType.SYS1, "red"), "req_test")
+
+
+async def _open(path: Path) -> Database:
+    db = Database(path)
+    await db.open()
+    await migrate(db)
+    return db
+
+
+async def test_migrations_apply_in_order_once_and_are_recorded(tmp_path: Path) -> None:
+    db = Database(tmp_path / "m.db")
+    await db.open()
+    assert await migrate(db) == [name for name, _ in MIGRATIONS]
+    assert await migrate(db) == []
+    await db.close()
+    conn = sqlite3.connect(tmp_path / "m.db")
+    recorded = [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+    assert recorded == sorted(name for name, _ in MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_fts_index_follows_create_update_and_delete(tmp_path: Path) -> None:
+    db = await _open(tmp_path / "f.db")
+    audit = BufferedAuditLog(db)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    entry = await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content="The penguins migrate in winter",
+                                                                   tags=("birds",)))
+
+    async def matches(term: str) -> list[str]:
+        async with db.reading() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT e.id FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+                "WHERE entries_fts MATCH ? ORDER BY bm25(entries_fts)", (term,))
+        return [row[0] for row in rows]
+
+    assert await matches("penguin") == [entry.id]  # porter stemming
+    assert await matches("birds") == [entry.id]
+    await crud.update(CALL, Scope.AGENT, "alice", EntryChange(entry.id, {"content": "Otters hold hands asleep"}))
+    assert await matches("penguin") == []
+    assert await matches("otter") == [entry.id]
+    await crud.delete(CALL, Scope.AGENT, "alice", Removal(entry.id))
+    assert await matches("otter") == []
+    await audit.aclose()
+    await db.close()
+
+
+async def test_audit_table_is_append_only(tmp_path: Path) -> None:
+    db = await _open(tmp_path / "a.db")
+    audit = BufferedAuditLog(db)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content="x"))
+    await audit.aclose()
+    await db.close()
+    conn = sqlite3.connect(tmp_path / "a.db")
+    assert conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0] == 1
+    for statement in ("UPDATE audit SET outcome = 'forged'", "DELETE FROM audit"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute(statement)
+
+
+async def test_failed_transaction_rolls_back_everything(tmp_path: Path) -> None:
+    db = await _open(tmp_path / "r.db")
+
+    def work(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO server_meta (key, value) VALUES ('half', 'done')")
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError):
+        await db.transact(work)
+    async with db.reading() as conn:
+        assert list(await conn.execute_fetchall("SELECT * FROM server_meta WHERE key = 'half'")) == []
+    # the writer is usable afterwards: no transaction was left open
+    await db.transact(lambda conn: conn.execute("INSERT INTO server_meta (key, value) VALUES ('ok', '1')"))
+    await db.close()
