@@ -71,18 +71,10 @@ class CrudService:
         await self._require(call, access, scope, resolved)
         return resolved
 
-    async def _require(
-        self, call: Call, access: Access, scope: Scope, namespace: str, entry: Entry | None = None
-    ) -> None:
+    async def _require(self, call: Call, access: Access, scope: Scope, namespace: str) -> None:
+        """The namespace-level gate; a denial is audited with the action the caller attempted."""
         try:
-            permissions.require(
-                call.caller,
-                access,
-                scope,
-                namespace,
-                owner_agent_id=entry.owner_agent_id if entry and scope is Scope.AGENT else None,
-                entry_team=entry.team if entry and scope is Scope.AGENT else None,
-            )
+            permissions.require(call.caller, access, scope, namespace)
         except Forbidden:
             await self._audit.record(self._event(call, call.action or access.value, scope, namespace, None, "denied",
                                                  access=access.value))
