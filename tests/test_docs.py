@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.cli import _parser
-from agent_memory.config import env_name, flag_name, setting_names
+from agent_memory.config import env_name, flag_settings, setting_names
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -16,7 +16,13 @@ README = (ROOT / "README.md").read_text()
 
 @pytest.mark.parametrize("name", setting_names())
 def test_readme_config_table_names_every_setting(name: str) -> None:
-    assert f"| `{name}` | `{env_name(name)}` | `{flag_name(name)}` |" in README
+    rows = [line for line in README.splitlines() if line.startswith(f"| `{name}` | `{env_name(name)}` |")]
+    assert len(rows) == 1, f"README config table lacks a row for {name}"
+    flags = dict(flag_settings()).get(name, ())
+    flag_cell = rows[0].split("|")[3]
+    assert [f for f in flags if f"`{f}`" not in flag_cell] == []
+    if not flags:
+        assert flag_cell.strip() == "(none)"
 
 
 def test_quickstart_test_command_is_what_ci_runs() -> None:

@@ -11,6 +11,7 @@ from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
 from agent_memory.core.models import Caller
+from agent_memory.core.ratelimit import RateLimiter
 from agent_memory.core.rules import Limits
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.database import Database
@@ -25,6 +26,7 @@ class App:
     db: Database
     audit: BufferedAuditLog
     crud: CrudService
+    rate_limiter: RateLimiter
 
 
 @asynccontextmanager
@@ -48,7 +50,8 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             clock=utc_now,
         )
         try:
-            yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud)
+            yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud,
+                      rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst))
         finally:
             await audit.aclose()
     finally:

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from collections.abc import Sequence
 
-from agent_memory.config import ConfigError, Settings, flag_name, load_settings, setting_help, setting_names
+from agent_memory.config import ConfigError, Settings, flag_settings, load_settings, setting_help
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _add_settings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="a TOML file of settings (default: $MEMORY_CONFIG, else none)")
+    for name, flags in flag_settings():
+        parser.add_argument(*flags, dest=name, default=None, help=setting_help(name))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -14,15 +24,31 @@ def _parser() -> argparse.ArgumentParser:
         prog="agent-memory", description="Scoped, permissioned memory for AI agents (MCP)."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the MCP server (stdio)")
-    serve.add_argument("--config", help="a TOML file of settings (default: $MEMORY_CONFIG, else none)")
-    for name in setting_names():
-        serve.add_argument(flag_name(name), dest=name, default=None, help=setting_help(name))
+    serve = commands.add_parser("serve", help="run the MCP server (stdio unless --http)")
+    serve.add_argument("--http", action="store_const", const="http", dest="transport",
+                       help="serve MCP streamable HTTP at /mcp (bearer tokens required)")
+    _add_settings(serve)
+
+    token = commands.add_parser("token", help="issue or verify bearer tokens for the HTTP transport")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    issue = token_commands.add_parser("issue", help="print a signed token for a caller")
+    issue.add_argument("--agent-id", dest="token_agent_id", required=True)
+    issue.add_argument("--system-type", dest="token_system_type", required=True, help="sys1..sys5")
+    issue.add_argument("--team", dest="token_team", required=True)
+    issue.add_argument("--skills", dest="token_skills", default=None,
+                       help="granted tools, comma-separated (default: all three)")
+    issue.add_argument("--ttl", type=int, default=30 * 24 * 3600, help="lifetime in seconds (default 30 days)")
+    verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
+    verify.add_argument("token")
+    for sub in (issue, verify):
+        sub.add_argument("--config", help="a TOML file of settings")
+        sub.add_argument("--data-dir", dest="data_dir", default=None, help=setting_help("data_dir"))
     return parser
 
 
 def _settings(options: argparse.Namespace) -> Settings:
-    overrides = {name: getattr(options, name) for name in setting_names()}
+    names = [name for name, _ in flag_settings()]
+    overrides = {name: getattr(options, name, None) for name in names}
     return load_settings(config_file=options.config, overrides=overrides)
 
 
@@ -30,14 +56,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     try:
         settings = _settings(options)
+        if options.command == "serve":
+            from agent_memory.serve import serve
+
+            serve(settings)
+            return EXIT_OK
+        return _token(options, settings)
     except ConfigError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
-        return 2
-    if options.command == "serve":
-        from agent_memory.serve import serve_stdio
+        return EXIT_USAGE
 
-        serve_stdio(settings)
-    return 0
+
+def _token(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.auth import load_secret
+    from agent_memory.core.errors import Forbidden
+    from agent_memory.core.identity import parse_identity
+    from agent_memory.core.models import ALL_SKILLS
+    from agent_memory.core.tokens import TokenError, issue_token, verify_token
+
+    secret = load_secret(settings)
+    now = int(time.time())
+    if options.token_command == "verify":
+        try:
+            claims = verify_token(options.token.strip(), secret, now=now)
+        except TokenError as exc:
+            print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        print(json.dumps(claims.as_dict(), indent=2))
+        return EXIT_OK
+    raw: dict[str, object] = {"agent_id": options.token_agent_id, "system_type": options.token_system_type,
+                              "team": options.token_team}
+    if options.token_skills is not None:
+        raw["skills"] = options.token_skills
+    try:
+        caller = parse_identity(raw, default_skills=ALL_SKILLS)
+        token = issue_token(caller, secret, now=now, ttl_seconds=options.ttl)
+    except (Forbidden, ValueError) as exc:
+        print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    print(token)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

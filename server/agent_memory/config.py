@@ -51,14 +51,43 @@ def _int_between(low: int, high: int) -> Callable[[object], int]:
     return parse
 
 
+def _float_between(low: float, high: float) -> Callable[[object], float]:
+    def parse(value: object) -> float:
+        if isinstance(value, bool):
+            raise ValueError("must be a number")
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            raise ValueError(f"must be a number between {low:g} and {high:g}") from None
+        if not low <= number <= high:
+            raise ValueError(f"must be a number between {low:g} and {high:g}")
+        return number
+
+    return parse
+
+
+def _bool(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("must be true or false (1/0)")
+
+
 def _text(value: object) -> str:
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value).strip()
 
 
-def _setting(default: Any, parse: Callable[[object], Any], help: str) -> Any:
-    return field(default=default, metadata={"parse": parse, "help": help})
+def _setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,
+             aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
+    """A setting: `flag=False` keeps it off the command line (secrets); `aliases` are extra flags."""
+    return field(default=default, repr=not secret,
+                 metadata={"parse": parse, "help": help, "flag": flag, "aliases": aliases})
 
 
 @dataclass(frozen=True)
@@ -78,6 +107,21 @@ class Settings:
     log_level: str = _setting("info", _choice("debug", "info", "warning", "error"), "Lowest level logged to stderr")
     log_format: str = _setting("auto", _choice("auto", "json", "console"),
                                "stderr log format; auto is JSON unless stderr is a terminal")
+    transport: str = _setting("stdio", _choice("stdio", "http"),
+                              "stdio, or http (MCP streamable HTTP at /mcp; `serve --http` sets it)")
+    http_host: str = _setting("127.0.0.1", _text, "HTTP: address to bind (loopback unless told otherwise)",
+                              aliases=("--host",))
+    http_port: int = _setting(8765, _int_between(1, 65_535), "HTTP: port", aliases=("--port",))
+    http_max_request_bytes: int = _setting(4 * 1024 * 1024, _int_between(1024, 1024**3),
+                                           "HTTP: largest request body; larger ones get 413")
+    auth_secret: str = _setting("", _text, "HTTP: token signing secret; empty means <data_dir>/auth_secret "
+                                "(created on first run, mode 0600). Environment or file only, never a flag",
+                                flag=False, secret=True)
+    trust_client_meta: bool = _setting(False, _bool, "HTTP: accept agent-memory/identity in _meta (it may only "
+                                       "repeat or narrow the token's identity)")
+    rate_limit_per_second: float = _setting(50.0, _float_between(0, 1_000_000),
+                                            "Tool calls per second per caller (token bucket); 0 disables")
+    rate_limit_burst: int = _setting(100, _int_between(1, 1_000_000), "Token bucket size per caller")
 
     @property
     def data_path(self) -> Path:
@@ -133,6 +177,13 @@ def setting_names() -> list[str]:
 
 def setting_help(name: str) -> str:
     return next(f.metadata["help"] for f in fields(Settings) if f.name == name)
+
+
+def flag_settings() -> list[tuple[str, tuple[str, ...]]]:
+    """(setting name, its flags) for every setting that may be given on the command line."""
+    return [
+        (f.name, (flag_name(f.name), *f.metadata["aliases"])) for f in fields(Settings) if f.metadata["flag"]
+    ]
 
 
 def load_settings(

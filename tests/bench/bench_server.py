@@ -8,7 +8,7 @@ import sys
 from pydantic import BaseModel, ConfigDict
 
 from agent_memory.cli import _parser, _settings
-from agent_memory.serve import serve_stdio
+from agent_memory.serve import serve
 from agent_memory.tools.contracts import MemoryCrudResult
 from agent_memory.tools.server import ToolSpec
 
@@ -60,4 +60,4 @@ PAGE = ToolSpec(name="bench_page", skill=None, description="Returns a fixed 25-e
                 args_model=NoopArgs, result_model=MemoryCrudResult, run=_page)
 
 if __name__ == "__main__":
-    serve_stdio(_settings(_parser().parse_args(["serve", *sys.argv[1:]])), extra_tools=(NOOP, PAGE))
+    serve(_settings(_parser().parse_args(["serve", *sys.argv[1:]])), extra_tools=(NOOP, PAGE))

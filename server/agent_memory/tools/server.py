@@ -26,15 +26,16 @@ from pydantic import BaseModel
 from agent_memory import __version__
 from agent_memory.bootstrap import App, open_app
 from agent_memory.config import Settings
+from agent_memory.http import caller_from_request
 from agent_memory.core.commands import Call
-from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
+from agent_memory.core.errors import DomainError, Forbidden, InvalidParams, RateLimited
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.errors import internal_error, parse_model, to_error_info
-from agent_memory.tools.identity import resolve_caller
+from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
 
 log = structlog.get_logger("agent_memory.tools")
@@ -81,7 +82,11 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD,)
 def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     params = ctx.session.client_params
     session_meta = params.meta if params is not None else None
-    return resolve_caller(ctx.meta, session_meta, ctx.lifespan_context.launch_caller)
+    app = ctx.lifespan_context
+    if ctx.request is not None:  # HTTP: the bearer token decides
+        return resolve_http_caller(ctx.meta, session_meta, caller_from_request(ctx.request),
+                                   trust_meta=app.settings.trust_client_meta)
+    return resolve_caller(ctx.meta, session_meta, app.launch_caller)
 
 
 def _result(spec: ToolSpec | None, payload: dict[str, Any] | ErrorInfo, is_error: bool) -> CallToolResult:
@@ -139,6 +144,10 @@ class Dispatcher:
                 raise InvalidParams(f"unknown tool {params.name[:64]}", field="name")
             caller = _caller(ctx)
             fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
+            wait = ctx.lifespan_context.rate_limiter.acquire(f"{caller.team}/{caller.agent_id}", time.monotonic())
+            if wait is not None:
+                raise RateLimited(f"too many calls from {caller.agent_id}; retry in {wait:.2f} s",
+                                  retry_after_seconds=round(wait, 3))
             if spec.skill is not None and spec.skill not in caller.skills:
                 raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill", skill=spec.name)
             args = parse_model(spec.args_model, arguments)

@@ -1,0 +1,35 @@
+"""Per-caller token buckets."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+MAX_TRACKED_CALLERS = 10_000
+
+
+class RateLimiter:
+    """`rate` tokens per second refill each caller's bucket of `burst` tokens; a call takes one.
+    A rate of 0 disables limiting."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def acquire(self, key: str, now: float) -> float | None:
+        """Take a token for `key` at monotonic time `now`. Returns None when allowed, else the
+        seconds until a token will be available."""
+        if self._rate <= 0:
+            return None
+        tokens, last = self._buckets.pop(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        if tokens >= 1.0:
+            self._remember(key, tokens - 1.0, now)
+            return None
+        self._remember(key, tokens, now)
+        return (1.0 - tokens) / self._rate
+
+    def _remember(self, key: str, tokens: float, now: float) -> None:
+        self._buckets[key] = (tokens, now)
+        if len(self._buckets) > MAX_TRACKED_CALLERS:
+            self._buckets.popitem(last=False)  # least recently seen; it restarts with a full bucket

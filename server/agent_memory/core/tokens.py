@@ -1,0 +1,86 @@
+"""Bearer tokens: HMAC-SHA256-signed caller claims with an expiry.
+
+Format: `am1.<base64url(JSON claims)>.<base64url(HMAC-SHA256(secret, "am1." + payload))>`, claims
+`{agent_id, system_type, team, skills, iat, exp}` (seconds since the epoch).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+
+from agent_memory.core.errors import Forbidden
+from agent_memory.core.identity import parse_identity
+from agent_memory.core.models import Caller, Skill
+
+PREFIX = "am1"
+MAX_TTL_SECONDS = 366 * 24 * 3600
+
+
+class TokenError(ValueError):
+    """Why a token is refused: missing, malformed, forged (or another secret), expired."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenClaims:
+    caller: Caller
+    issued_at: int
+    expires_at: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "agent_id": self.caller.agent_id,
+            "system_type": self.caller.system_type.value,
+            "team": self.caller.team,
+            "skills": sorted(skill.value for skill in self.caller.skills),
+            "iat": self.issued_at,
+            "exp": self.expires_at,
+        }
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _sign(secret: bytes, signed_part: str) -> bytes:
+    return hmac.new(secret, signed_part.encode("ascii"), hashlib.sha256).digest()
+
+
+def issue_token(caller: Caller, secret: bytes, *, now: int, ttl_seconds: int) -> str:
+    """Raises: ValueError for a ttl outside 1 second..366 days."""
+    if not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+        raise ValueError(f"ttl must be between 1 and {MAX_TTL_SECONDS} seconds")
+    claims = TokenClaims(caller=caller, issued_at=now, expires_at=now + ttl_seconds)
+    payload = _b64(json.dumps(claims.as_dict(), separators=(",", ":"), sort_keys=True).encode())
+    signed_part = f"{PREFIX}.{payload}"
+    return f"{signed_part}.{_b64(_sign(secret, signed_part))}"
+
+
+def verify_token(token: str, secret: bytes, *, now: int) -> TokenClaims:
+    """Raises: TokenError saying why the token is refused (never echoing it)."""
+    parts = token.split(".")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise TokenError("malformed token")
+    try:
+        signature = _unb64(parts[2])
+    except (ValueError, binascii.Error):
+        raise TokenError("malformed token") from None
+    if not hmac.compare_digest(signature, _sign(secret, f"{parts[0]}.{parts[1]}")):
+        raise TokenError("bad signature (forged, altered, or signed with another secret)")
+    try:
+        data = json.loads(_unb64(parts[1]))
+        expires_at, issued_at = int(data.pop("exp")), int(data.pop("iat"))
+        caller = parse_identity(data, default_skills=frozenset(Skill))
+    except (ValueError, KeyError, TypeError, binascii.Error, Forbidden):
+        raise TokenError("malformed token claims") from None
+    if now >= expires_at:
+        raise TokenError("token expired")
+    return TokenClaims(caller=caller, issued_at=issued_at, expires_at=expires_at)

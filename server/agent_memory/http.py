@@ -1,0 +1,71 @@
+"""Streamable HTTP: bearer-token authentication in front of the MCP endpoint."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent_memory.core.models import Caller
+from agent_memory.core.tokens import TokenError, verify_token
+
+CALLER_STATE_KEY = "agent_memory_caller"
+
+log = structlog.get_logger("agent_memory.http")
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` signed with the
+    server's secret. A missing, malformed, forged or expired token gets 401 and nothing runs;
+    a valid one puts its caller in `scope["state"]`, where the tool handlers read it."""
+
+    def __init__(self, app: ASGIApp, secret: bytes) -> None:
+        self._app = app
+        self._secret = secret
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        try:
+            caller = self._authenticate(scope)
+        except TokenError as error:
+            log.warning("http_unauthorized", reason=str(error), path=scope.get("path"),
+                        client=(scope.get("client") or ("?",))[0])
+            await _unauthorized(send, str(error))
+            return
+        scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
+        await self._app(scope, receive, send)
+
+    def _authenticate(self, scope: Scope) -> Caller:
+        headers = dict(scope.get("headers") or [])
+        header = headers.get(b"authorization", b"").decode("latin-1").strip()
+        if not header:
+            raise TokenError("missing bearer token")
+        kind, _, token = header.partition(" ")
+        if kind.lower() != "bearer" or not token.strip():
+            raise TokenError("malformed Authorization header; expected 'Bearer <token>'")
+        return verify_token(token.strip(), self._secret, now=int(time.time())).caller
+
+
+async def _unauthorized(send: Send, reason: str) -> None:
+    body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", f'Bearer error="invalid_token", error_description="{reason}"'.encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def caller_from_request(request: Any) -> Caller | None:
+    """The authenticated caller of an HTTP request (None for stdio and in-process sessions)."""
+    if request is None:
+        return None
+    state = getattr(request, "scope", {}).get("state") or {}
+    caller = state.get(CALLER_STATE_KEY)
+    return caller if isinstance(caller, Caller) else None
