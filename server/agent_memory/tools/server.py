@@ -26,11 +26,11 @@ from pydantic import BaseModel
 from agent_memory import __version__
 from agent_memory.bootstrap import App, open_app
 from agent_memory.config import Settings
-from agent_memory.http import caller_from_request
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams, RateLimited
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
+from agent_memory.http import caller_from_request
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
