@@ -5,30 +5,18 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.e2e.servers import agent_memory_command, server_env
+
 pytestmark = pytest.mark.anyio
 
 IDENTITY = {"agent_id": "stdio-agent", "system_type": "sys3", "team": "ops"}
-
-
-def agent_memory_command() -> str:
-    found = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or shutil.which("agent-memory")
-    assert found, "the agent-memory console script is not installed"
-    return found
-
-
-def server_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    env.update({"MEMORY_DATA_DIR": str(data_dir), "MEMORY_AGENT_ID": "launcher", "MEMORY_TEAM": "ops"})
-    return env
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -68,7 +56,7 @@ def test_stdout_carries_nothing_but_protocol_messages(tmp_path: Path) -> None:
     ])
     # Requests run concurrently: the list goes out once the create has been answered.
     later = _rpc(5, "tools/call", {"name": "memory_crud", "arguments": {"action": "list"}})
-    proc = subprocess.Popen([agent_memory_command(), "serve", "--log-format", "json"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([agent_memory_command(), "serve"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(tmp_path))
     assert proc.stdin and proc.stdout
     proc.stdin.write(requests)

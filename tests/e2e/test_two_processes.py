@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.test_stdio import agent_memory_command, server_env
+from tests.e2e.servers import agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,87 @@
+"""`agent-memory token issue|verify` and the signing secret."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent_memory.cli import main
+
+
+def _issue(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["token", "issue", *args]) == 0
+    return capsys.readouterr().out.strip()
+
+
+def test_issue_creates_a_private_secret_file_and_verify_prints_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    data = str(tmp_path / "data")
+    token = _issue(capsys, "--agent-id", "bot-1", "--system-type", "sys3", "--team", "red",
+                   "--skills", "memory_crud", "--ttl", "600", "--data-dir", data)
+    secret_file = tmp_path / "data" / "auth_secret"
+    assert stat.S_IMODE(os.stat(secret_file).st_mode) == 0o600
+    first_secret = secret_file.read_text()
+    assert main(["token", "verify", token, "--data-dir", data]) == 0
+    claims = json.loads(capsys.readouterr().out)
+    assert (claims["agent_id"], claims["system_type"], claims["team"], claims["skills"]) == (
+        "bot-1", "sys3", "red", ["memory_crud"])
+    assert claims["exp"] - claims["iat"] == 600
+    _issue(capsys, "--agent-id", "bot-2", "--system-type", "sys1", "--team", "red", "--data-dir", data)
+    assert secret_file.read_text() == first_secret
+
+
+def test_environment_secret_wins_and_no_file_is_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "a-long-enough-secret-value")
+    token = _issue(capsys, "--agent-id", "a", "--system-type", "sys1", "--team", "t", "--data-dir", str(tmp_path))
+    assert not (tmp_path / "auth_secret").exists()
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "a-different-secret-value!!")
+    assert main(["token", "verify", token, "--data-dir", str(tmp_path)]) == 1
+    assert "bad signature" in capsys.readouterr().err
+
+
+def test_short_environment_secret_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "short")
+    assert main(["token", "issue", "--agent-id", "a", "--system-type", "sys1", "--team", "t"]) == 2
+    assert "auth_secret (MEMORY_AUTH_SECRET)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--agent-id", "bad id", "--system-type", "sys1", "--team", "t"], "agent_id"),
+    (["--agent-id", "a", "--system-type", "sys6", "--team", "t"], "system_type"),
+    (["--agent-id", "a", "--system-type", "sys1", "--team", "t", "--skills", "root"], "skills"),
+    (["--agent-id", "a", "--system-type", "sys1", "--team", "t", "--ttl", "0"], "ttl"),
+])
+def test_issue_refuses_invalid_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    assert main(["token", "issue", *args, "--data-dir", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_verify_reports_a_malformed_token(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    assert main(["token", "verify", "garbage", "--data-dir", str(tmp_path)]) == 1
+    assert "malformed token" in capsys.readouterr().err
+
+
+def test_processes_starting_together_agree_on_one_secret(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent_memory.auth import load_secret
+    from agent_memory.config import Settings
+
+    settings = Settings(data_dir=str(tmp_path / "fresh"))
+    with ThreadPoolExecutor(8) as pool:
+        secrets = set(pool.map(lambda _: load_secret(settings), range(16)))
+    assert len(secrets) == 1
+    assert [p.name for p in (tmp_path / "fresh").iterdir()] == ["auth_secret"]
