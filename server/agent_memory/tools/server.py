@@ -115,6 +115,13 @@ def _outcome(data: dict[str, Any]) -> tuple[str, bool]:
 class Dispatcher:
     def __init__(self, tools: Sequence[ToolSpec]) -> None:
         self._tools = {spec.name: spec for spec in tools}
+        # Built once: schema generation costs milliseconds, and the SDK's modern HTTP path looks
+        # up a tool's input schema on every tools/call.
+        self._definitions = {spec.name: spec.definition() for spec in tools}
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        definition = self._definitions.get(name)
+        return None if definition is None else definition.input_schema
 
     async def list_tools(
         self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
@@ -124,9 +131,9 @@ class Dispatcher:
         except DomainError as error:
             log.warning("tools_list_identity_refused", reason=error.message)
             return ListToolsResult(tools=[])
-        return ListToolsResult(
-            tools=[s.definition() for s in self._tools.values() if s.skill is None or s.skill in caller.skills]
-        )
+        return ListToolsResult(tools=[
+            self._definitions[s.name] for s in self._tools.values() if s.skill is None or s.skill in caller.skills
+        ])
 
     async def call_tool(self, ctx: ServerRequestContext[App, Any], params: CallToolRequestParams) -> CallToolResult:
         started = time.perf_counter()
@@ -181,6 +188,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -
         version=__version__,
         instructions="Scoped, permissioned, auditable memory for agents. Use memory_crud to store and manage memories.",
         lifespan=lifespan,
+        get_tool_input_schema=dispatcher.input_schema,
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
     )
