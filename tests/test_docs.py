@@ -30,6 +30,14 @@ def test_quickstart_test_command_is_what_ci_runs() -> None:
     assert ci in README
 
 
+@pytest.mark.parametrize("name", ["vscode-http.mcp.json", "http-client.mcp.json"])
+def test_http_host_configs_point_at_mcp_with_a_bearer_header(name: str) -> None:
+    data = json.loads((ROOT / "configs" / name).read_text())
+    (server,) = (data.get("mcpServers") or data["servers"]).values()
+    assert server["type"] == "http" and server["url"] == "http://127.0.0.1:8765/mcp"
+    assert server["headers"]["Authorization"].startswith("Bearer ")
+
+
 @pytest.mark.parametrize("name", ["claude_desktop.json", "vscode.mcp.json", "cursor.mcp.json"])
 def test_host_configs_launch_a_valid_serve_command(name: str) -> None:
     data = json.loads((ROOT / "configs" / name).read_text())

@@ -85,3 +85,21 @@ def test_processes_starting_together_agree_on_one_secret(tmp_path: Path) -> None
         secrets = set(pool.map(lambda _: load_secret(settings), range(16)))
     assert len(secrets) == 1
     assert [p.name for p in (tmp_path / "fresh").iterdir()] == ["auth_secret"]
+
+
+def test_team_tokens_example_script_mints_verifiable_tokens(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from agent_memory.core.tokens import verify_token
+
+    root = Path(__file__).resolve().parents[1]
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "TEAM": "platform",
+           "MEMORY_AUTH_SECRET": "example-script-secret-0123456789", "HOME": str(tmp_path)}
+    out = subprocess.run(["bash", str(root / "configs" / "team-tokens.example.sh")], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [agent for agent, _ in rows] == ["planner", "coder-1", "coder-2", "reviewer"]
+    for agent, minted in rows:
+        claims = verify_token(minted, b"example-script-secret-0123456789", now=0)
+        assert claims.caller.agent_id == agent and claims.caller.team == "platform"
