@@ -35,7 +35,7 @@ def identity(agent_id: str, system_type: str = "sys1", team: str = "red", skills
 
 def make_settings(data_dir: Path, **overrides: object) -> Settings:
     values: dict[str, object] = {"data_dir": str(data_dir), "agent_id": "alice", "system_type": "sys1", "team": "red",
-                                 "rate_limit_per_second": 0}
+                                 "rate_limit_per_second": 0, "vector_backend": "none"}
     values.update(overrides)
     return load_settings(environ={}, overrides=values)
 

@@ -122,6 +122,34 @@ class Settings:
     rate_limit_per_second: float = _setting(50.0, _float_between(0, 1_000_000),
                                             "Tool calls per second per caller (token bucket); 0 disables")
     rate_limit_burst: int = _setting(100, _int_between(1, 1_000_000), "Token bucket size per caller")
+    vector_backend: str = _setting("chroma", _choice("chroma", "none"),
+                                   "Semantic search index: chroma, or none (keyword retrieval only)")
+    chroma_path: str = _setting("", _text, "Chroma directory; empty means <data_dir>/chroma")
+    chroma_host: str = _setting("", _text, "Use a Chroma server at this host instead of a local directory")
+    chroma_port: int = _setting(8000, _int_between(1, 65_535), "Chroma server port")
+    chroma_ssl: bool = _setting(False, _bool, "Chroma server over TLS")
+    embedding_model_dir: str = _setting("", _text, "A directory with model.onnx + tokenizer.json to use instead "
+                                        "of the packaged all-MiniLM-L6-v2 (int8)")
+    retrieval_limit: int = _setting(10, _int_between(1, 50), "memory_retrieve: default number of memories")
+    injection_max_chars: int = _setting(4000, _int_between(100, 1_000_000),
+                                        "memory_retrieve: default size of the context block, in characters")
+    injection_per_entry_max_chars: int = _setting(800, _int_between(20, 100_000),
+                                                  "memory_retrieve: default cut of each memory, in characters")
+    retrieval_candidate_depth: int = _setting(100, _int_between(10, 1000),
+                                              "Candidates taken from each of keyword and semantic search")
+    rank_weight_keyword: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised BM25")
+    rank_weight_semantic: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised cosine")
+    rank_name_boost: float = _setting(0.15, _float_between(0, 10),
+                                      "Ranking: bonus for mentioning the names the query mentions")
+    rank_neighbor_weight: float = _setting(0.25, _float_between(0, 10),
+                                           "Ranking: share of the best neighbour's relevance added (entries "
+                                           "written in sequence by the same owner)")
+    rank_weight_recency: float = _setting(0.05, _float_between(0, 10), "Ranking: weight of recency")
+    rank_weight_priority: float = _setting(0.03, _float_between(0, 10), "Ranking: weight of priority")
+    rank_weight_confidence: float = _setting(0.03, _float_between(0, 10), "Ranking: weight of confidence")
+    rank_weight_scope: float = _setting(0.02, _float_between(0, 10),
+                                        "Ranking: weight of scope specificity (agent > team > global)")
+    recency_half_life_days: float = _setting(30.0, _float_between(0.01, 36_500), "Ranking: recency half-life")
 
     @property
     def data_path(self) -> Path:
@@ -130,6 +158,10 @@ class Settings:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = Path(xdg) if xdg else Path.home() / ".local" / "share"
         return base / "agent-memory"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return Path(self.chroma_path).expanduser() if self.chroma_path else self.data_path / "chroma"
 
     @property
     def sqlite_file(self) -> str:

@@ -95,7 +95,9 @@ async def test_invalid_identity_in_initialize_meta_is_refused(settings: Settings
 async def test_tools_list_leaves_out_ungranted_tools(client: Client) -> None:
     granted = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_crud"])})
     assert [t.name for t in granted.tools] == ["memory_crud"]
-    none = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_retrieve"])})
+    other = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_retrieve"])})
+    assert [t.name for t in other.tools] == ["memory_retrieve"]
+    none = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_reflect"])})
     assert none.tools == []
 
 
@@ -103,7 +105,7 @@ async def test_tools_list_for_a_legacy_session_follows_initialize_identity(setti
     async with legacy_session(settings, {IDENTITY_KEY: identity("a", skills=[])}) as session:
         assert (await session.list_tools()).tools == []
     async with legacy_session(settings, {IDENTITY_KEY: identity("a")}) as session:
-        assert [t.name for t in (await session.list_tools()).tools] == ["memory_crud"]
+        assert [t.name for t in (await session.list_tools()).tools] == ["memory_crud", "memory_retrieve"]
 
 
 async def test_calling_an_ungranted_tool_is_forbidden(agent: Agent) -> None:

@@ -108,6 +108,7 @@ class CrudService:
 
         def work(tx: WriteTransaction) -> None:
             tx.insert(entry)
+            tx.enqueue_vector(entry, "upsert")
             tx.audit(event)
 
         await self._repo.transact(work)
@@ -143,6 +144,7 @@ class CrudService:
                 copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
                                version=1, etag=new_etag(), conflict=True, conflict_of=current.id)
                 tx.insert(copy)
+                tx.enqueue_vector(copy, "upsert")
                 tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict", conflict_id=copy.id))
                 return Conflict(
                     f"if_match does not match the current etag of {current.id}; your change was kept "
@@ -154,6 +156,7 @@ class CrudService:
             if not tx.replace(patched, expected_etag=current.etag):
                 raise Conflict("entry changed concurrently; read it and retry",
                                current_etag=current.etag, current_version=current.version)
+            tx.enqueue_vector(patched, "upsert")
             tx.audit(self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version))
             return patched
 
@@ -181,6 +184,7 @@ class CrudService:
             if not tx.delete(current.id, expected_etag=current.etag):
                 raise Conflict("entry changed concurrently; read it and retry",
                                current_etag=current.etag, current_version=current.version)
+            tx.enqueue_vector(current, "delete")
             tx.audit(self._event(call, "delete", scope, namespace, current.id, "ok"))
             return current
 
@@ -219,6 +223,7 @@ class CrudService:
 
         def work(tx: WriteTransaction) -> None:
             tx.insert(copy)
+            tx.enqueue_vector(copy, "upsert")
             tx.audit(event)
 
         await self._repo.transact(work)

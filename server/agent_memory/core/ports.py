@@ -29,6 +29,11 @@ class WriteTransaction(Protocol):
 
     def audit(self, event: AuditEvent) -> None: ...
 
+    def enqueue_vector(self, entry: Entry, op: str) -> None:
+        """Queue the entry's vector change ('upsert' or 'delete') in this same transaction, so the
+        derived vector index can always catch up with what committed."""
+        ...
+
 
 class EntryRepository(Protocol):
     async def transact(self, work: Callable[[WriteTransaction], T]) -> T:

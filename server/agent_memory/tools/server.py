@@ -37,6 +37,9 @@ from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.errors import internal_error, parse_model, to_error_info
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
+from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, MemoryRetrieveResult
+from agent_memory.tools.retrieve_tool import DESCRIPTION as RETRIEVE_DESCRIPTION
+from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
 log = structlog.get_logger("agent_memory.tools")
 
@@ -76,7 +79,16 @@ MEMORY_CRUD = ToolSpec(
     annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
                                 open_world_hint=False),
 )
-BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD,)
+MEMORY_RETRIEVE = ToolSpec(
+    name="memory_retrieve",
+    skill=Skill.RETRIEVE,
+    description=RETRIEVE_DESCRIPTION,
+    args_model=MemoryRetrieveArgs,
+    result_model=MemoryRetrieveResult,
+    run=lambda app, call, args: run_memory_retrieve(app.retrieval, app.settings, call, args),
+    annotations=ToolAnnotations(title="Memory retrieve", read_only_hint=True, open_world_hint=False),
+)
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD, MEMORY_RETRIEVE)
 
 
 def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
@@ -146,6 +158,7 @@ class Dispatcher:
             "action": str(arguments.get("action"))[:32] if "action" in arguments else None,
             "scope": str(arguments.get("scope", "agent"))[:32],
         }
+        structlog.contextvars.clear_contextvars()
         try:
             if spec is None:
                 raise InvalidParams(f"unknown tool {params.name[:64]}", field="name")

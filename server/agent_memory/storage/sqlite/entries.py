@@ -27,6 +27,7 @@ class SqliteWriteTransaction:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self.enqueued = 0
 
     def get(self, entry_id: str) -> Entry | None:
         row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)).fetchone()
@@ -45,13 +46,37 @@ class SqliteWriteTransaction:
     def audit(self, event: AuditEvent) -> None:
         self._conn.execute(INSERT_AUDIT, audit_params(event))
 
+    def enqueue_vector(self, entry: Entry, op: str) -> None:
+        self._conn.execute(
+            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+            "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            (entry.id, op, entry.scope.value, entry.namespace),
+        )
+        self.enqueued += 1
+
 
 class SqliteEntryRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, on_vector_change: Callable[[], None] | None = None) -> None:
+        """Args:
+            on_vector_change: called after a commit that queued vector changes (wakes the applier).
+        """
         self._db = db
+        self._on_vector_change = on_vector_change
 
     async def transact(self, work: Callable[[SqliteWriteTransaction], T]) -> T:
-        return await self._db.transact(lambda conn: work(SqliteWriteTransaction(conn)))
+        queued = 0
+
+        def run(conn: sqlite3.Connection) -> T:
+            nonlocal queued
+            tx = SqliteWriteTransaction(conn)
+            result = work(tx)
+            queued = tx.enqueued
+            return result
+
+        result = await self._db.transact(run)
+        if queued and self._on_vector_change is not None:
+            self._on_vector_change()
+        return result
 
     async def get_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]:
         if not entry_ids:

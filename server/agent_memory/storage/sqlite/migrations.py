@@ -106,11 +106,32 @@ def _m004_server_meta(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m005_vector_outbox(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE vector_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            entry_id TEXT NOT NULL,
+            op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+            scope TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            enqueued_at TEXT NOT NULL
+        )
+        """
+    )
+    # Entries written before the vector index existed are indexed from the backlog.
+    conn.execute(
+        "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+        "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"
+    )
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
     ("003_audit", _m003_audit),
     ("004_server_meta", _m004_server_meta),
+    ("005_vector_outbox", _m005_vector_outbox),
 )
 
 

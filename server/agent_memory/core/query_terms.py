@@ -1,0 +1,42 @@
+"""Turning free user text into a safe FTS5 query and the names it mentions."""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+MAX_TERMS = 32
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+now of off on once only or other our ours ourselves out over own same she should so some such than that the
+their theirs them themselves then there these they this those through to too under until up very was we
+were what when where which while who whom why will with would you your yours yourself yourselves s t d ll
+m o re ve y ever also did does done got get gets let lets like may might must shall much many
+""".split())
+
+
+def words(text: str) -> list[str]:
+    return [w.replace("’", "'") for w in WORD.findall(text)]
+
+
+def keyword_terms(text: str) -> list[str]:
+    """Distinct lowercase content words of `text`, in order (stopwords and 1-letter words out)."""
+    seen: dict[str, None] = {}
+    for word in words(text):
+        lowered = word.lower().split("'")[0]
+        if len(lowered) > 1 and lowered not in STOPWORDS:
+            seen.setdefault(lowered, None)
+    return list(seen)[:MAX_TERMS]
+
+
+def fts_query(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression: each term quoted (so no user text is ever FTS syntax), OR-ed."""
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms if term]
+    return " OR ".join(quoted) if quoted else None
+
+
+def mentioned_names(text: str) -> set[str]:
+    """Capitalised words of the query that are not stopwords: likely names ("Caroline", "Paris")."""
+    return {w for w in words(text) if w[:1].isupper() and w.lower() not in STOPWORDS and len(w) > 1}

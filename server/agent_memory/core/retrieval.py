@@ -1,0 +1,197 @@
+"""memory_retrieve: search, rank, dedupe, compress, inject — over what the caller may read only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from agent_memory.core import permissions
+from agent_memory.core.audit import audit_event
+from agent_memory.core.clock import format_ts
+from agent_memory.core.commands import Call
+from agent_memory.core.context import ContextLine, assemble, compress, near_duplicate
+from agent_memory.core.errors import InvalidParams
+from agent_memory.core.models import Access, Caller, Entry, Layer, Scope
+from agent_memory.core.ports import AuditSink
+from agent_memory.core.query_terms import fts_query, keyword_terms, mentioned_names
+from agent_memory.core.ranking import Candidate, RankWeights, rank
+from agent_memory.core.rules import check_tags
+
+
+class SemanticUnavailable(RuntimeError):
+    """Semantic search cannot answer now (loading, failed model, broken index); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    scope: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFilter:
+    now: str
+    layers: tuple[Layer, ...] = ()
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None
+
+
+class RetrievalStore(Protocol):
+    async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
+                                  namespaces: tuple[str, ...]) -> list[Partition]: ...
+
+    async def keyword_candidates(self, match: str, partitions: list[Partition], caller: Caller,
+                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
+        """(entry, sequence number, BM25 score, higher is better) for matching visible entries."""
+        ...
+
+    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
+                              filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
+
+
+class SemanticIndex(Protocol):
+    async def semantic_candidates(self, text: str, partitions: list[Partition],
+                                  limit: int) -> list[tuple[str, float]]:
+        """Raises: SemanticUnavailable."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRequest:
+    query: str
+    scopes: tuple[Scope, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    layers: tuple[Layer, ...] = ()
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None
+    limit: int = 10
+    mode: str = "hybrid"
+    max_chars: int = 4000
+    per_entry_max_chars: int = 800
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedItem:
+    entry: Entry
+    text: str
+    truncated: bool
+    score: float
+    parts: dict[str, float]
+
+
+@dataclass(slots=True)
+class RetrievalResult:
+    items: list[RetrievedItem]
+    context: str
+    budget_chars: int
+    dropped: int
+    degraded: list[str]
+    stages_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def used_chars(self) -> int:
+        return len(self.context)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    candidate_depth: int = 100
+    weights: RankWeights = RankWeights()
+
+
+class RetrievalService:
+    def __init__(self, store: RetrievalStore, semantic: SemanticIndex | None, audit: AuditSink,
+                 settings: RetrievalSettings, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._semantic = semantic
+        self._audit = audit
+        self._settings = settings
+        self._clock = clock
+
+    async def retrieve(self, call: Call, request: RetrievalRequest) -> RetrievalResult:
+        """Raises: InvalidParams (empty query, bad tags)."""
+        if not request.query.strip():
+            raise InvalidParams("query must not be empty", field="query")
+        stages: dict[str, float] = {}
+        started = time.perf_counter()
+        now = self._clock()
+        filters = CandidateFilter(now=format_ts(now), layers=request.layers, tags=check_tags(request.tags),
+                                  session_id=request.session_id)
+        partitions = await self._store.readable_partitions(call.caller, request.scopes, request.namespaces)
+        degraded: list[str] = []
+        candidates: dict[str, Candidate] = {}
+        use_keyword = request.mode in ("hybrid", "keyword")
+        use_semantic = request.mode in ("hybrid", "semantic")
+        depth = max(self._settings.candidate_depth, request.limit)
+        if partitions and use_keyword:
+            match = fts_query(keyword_terms(request.query))
+            if match:
+                for entry, seq, score in await self._store.keyword_candidates(
+                        match, partitions, call.caller, filters, depth):
+                    candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+        stages["keyword"] = _ms(started)
+        if partitions and use_semantic:
+            mark = time.perf_counter()
+            try:
+                if self._semantic is None:
+                    raise SemanticUnavailable("semantic search is switched off (vector_backend = none)")
+                hits = await self._semantic.semantic_candidates(request.query, partitions, depth)
+                similarity = dict(hits)
+                known = [i for i in similarity if i in candidates]
+                for i in known:
+                    candidates[i].semantic = similarity[i]
+                missing = [i for i in similarity if i not in candidates]
+                for entry, seq in await self._store.visible_entries(missing, partitions, call.caller, filters):
+                    candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id])
+            except SemanticUnavailable as exc:
+                degraded.append(str(exc))
+                use_semantic = False
+                use_keyword = True
+                if request.mode == "semantic" and partitions:
+                    match = fts_query(keyword_terms(request.query))
+                    if match:
+                        for entry, seq, score in await self._store.keyword_candidates(
+                                match, partitions, call.caller, filters, depth):
+                            candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+            stages["semantic"] = _ms(mark)
+        mark = time.perf_counter()
+        # Defence in depth: whatever the stores returned, only entries the gate allows survive.
+        allowed = [c for c in candidates.values() if _readable(call.caller, c.entry)]
+        ranked = rank(allowed, names=mentioned_names(request.query), weights=self._settings.weights,
+                      now_epoch=now.timestamp(), use_keyword=use_keyword, use_semantic=use_semantic)
+        stages["rank"] = _ms(mark)
+        mark = time.perf_counter()
+        kept: list[Candidate] = []
+        for candidate in ranked:
+            if len(kept) >= request.limit:
+                break
+            if any(near_duplicate(candidate.entry.content, k.entry.content) for k in kept):
+                continue
+            kept.append(candidate)
+        lines = [ContextLine(c.entry, *compress(c.entry, request.per_entry_max_chars)) for c in kept]
+        context, used, dropped = assemble(lines, request.max_chars)
+        by_id = {c.entry.id: c for c in kept}
+        items = [RetrievedItem(entry=line.entry, text=line.text, truncated=line.truncated,
+                               score=by_id[line.entry.id].score, parts=by_id[line.entry.id].parts) for line in used]
+        stages["assemble"] = _ms(mark)
+        stamp = format_ts(self._clock())
+        for item in items:
+            await self._audit.record(audit_event(call, "memory_retrieval", item.entry.scope, item.entry.namespace,
+                                                 item.entry.id, "ok", stamp))
+        stages["total"] = _ms(started)
+        return RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
+                               degraded=degraded, stages_ms=stages)
+
+
+def _readable(caller: Caller, entry: Entry) -> bool:
+    is_agent = entry.scope is Scope.AGENT
+    return permissions.is_allowed(caller, Access.READ, entry.scope, entry.namespace,
+                                  owner_agent_id=entry.owner_agent_id if is_agent else None,
+                                  entry_team=entry.team if is_agent else None)
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)

@@ -1,0 +1,88 @@
+"""Retrieval queries on SQLite: readable partitions, FTS5 keyword candidates, visible entries."""
+
+from __future__ import annotations
+
+from agent_memory.core.models import Caller, Entry, Scope, SystemType
+from agent_memory.core.retrieval import CandidateFilter, Partition
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
+
+COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
+
+
+def _visibility(partitions: list[Partition], caller: Caller, f: CandidateFilter) -> tuple[str, list[object]]:
+    """WHERE clause (on alias e) for visible entries: in the partitions, unexpired, not conflict
+    entries, agent-scope entries only of the caller and team, and the request's filters."""
+    pairs = ", ".join("(?, ?)" for _ in partitions)
+    where = [f"(e.scope, e.namespace) IN (VALUES {pairs})", "e.conflict = 0",
+             "(e.expires_at IS NULL OR e.expires_at > ?)",
+             "(e.scope != 'agent' OR (e.owner_agent_id = ? AND e.team = ?))"]
+    params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]
+    params += [f.now, caller.agent_id, caller.team]
+    if f.layers:
+        where.append(f"e.layer IN ({', '.join('?' for _ in f.layers)})")
+        params += [layer.value for layer in f.layers]
+    if f.session_id is not None:
+        where.append("e.session_id = ?")
+        params.append(f.session_id)
+    if f.tags:
+        marks = ", ".join("?" for _ in f.tags)
+        where.append(f"(SELECT COUNT(DISTINCT value) FROM json_each(e.tags) WHERE value IN ({marks})) = ?")
+        params += [*f.tags, len(f.tags)]
+    return " AND ".join(where), params
+
+
+class SqliteRetrievalStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
+                                  namespaces: tuple[str, ...]) -> list[Partition]:
+        wanted = set(scopes) or set(Scope)
+        clauses: list[str] = []
+        params: list[object] = []
+        if Scope.AGENT in wanted:
+            clauses.append("(scope = 'agent' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
+            params += [caller.agent_id, _prefix(caller.agent_id)]
+        if Scope.TEAM in wanted:
+            clauses.append("(scope = 'team' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
+            params += [caller.team, _prefix(caller.team)]
+        if Scope.GLOBAL in wanted and caller.system_type is SystemType.SYS4:
+            clauses.append("scope = 'global'")
+        if not clauses:
+            return []
+        sql = f"SELECT DISTINCT scope, namespace FROM entries WHERE {' OR '.join(clauses)}"
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(sql, params)
+        partitions = [Partition(scope, namespace) for scope, namespace in rows]
+        if namespaces:
+            partitions = [p for p in partitions if p.namespace in namespaces]
+        return partitions
+
+    async def keyword_candidates(self, match: str, partitions: list[Partition], caller: Caller,
+                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
+        where, params = _visibility(partitions, caller, filters)
+        sql = (f"SELECT {COLUMNS}, e.rowid, -bm25(entries_fts, 1.0, 0.5) FROM entries_fts "
+               f"JOIN entries e ON e.rowid = entries_fts.rowid "
+               f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts, 1.0, 0.5) LIMIT ?")
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(sql, [match, *params, limit])
+        width = len(ENTRY_COLUMNS)
+        return [(row_to_entry(row[:width]), int(row[width]), float(row[width + 1])) for row in rows]
+
+    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
+                              filters: CandidateFilter) -> list[tuple[Entry, int]]:
+        if not entry_ids:
+            return []
+        where, params = _visibility(partitions, caller, filters)
+        marks = ", ".join("?" for _ in entry_ids)
+        sql = f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE e.id IN ({marks}) AND {where}"
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(sql, [*entry_ids, *params])
+        width = len(ENTRY_COLUMNS)
+        return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
+
+
+def _prefix(namespace: str) -> str:
+    escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{escaped}/%"

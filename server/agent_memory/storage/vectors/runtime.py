@@ -1,0 +1,202 @@
+"""Embedder + Chroma index, loaded lazily off the event loop, kept in step with SQLite through the
+outbox, and searched for semantic candidates (implements the core `SemanticIndex` port)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import anyio
+import structlog
+
+from agent_memory.core.retrieval import Partition, SemanticUnavailable
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
+from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+
+T = TypeVar("T")
+BATCH = 64
+POLL_SECONDS = 1.0  # other processes' writes are noticed within this
+MAX_BACKOFF_SECONDS = 10.0
+
+log = structlog.get_logger("agent_memory.vectors")
+
+
+class VectorRuntime:
+    def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles]) -> None:
+        self._db = db
+        self._index = index
+        self._model_files = model_files
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors")
+        self._embedder: OnnxEmbedder | None = None
+        self._index_open = False
+        self._problem: str | None = "semantic search is loading"
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self.applied = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self._run(), name="vector-sync"))
+
+    async def aclose(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        with anyio.CancelScope(shield=True):
+            for task in self._tasks:
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
+            if self._index_open:
+                await self._call(self._index.close)
+        self._executor.shutdown(wait=True)
+
+    def notify(self) -> None:
+        """A write queued vector changes: apply them soon."""
+        self._wake.set()
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def _load(self) -> None:
+        if self._embedder is None:
+            self._embedder = OnnxEmbedder(self._model_files())
+        if not self._index_open:
+            self._index.open()
+            self._index_open = True
+
+    async def _ensure_loaded(self) -> bool:
+        if self._embedder is not None and self._index_open:
+            return True
+        try:
+            await self._call(self._load)
+        except EmbedderUnavailable as exc:
+            if self._problem != f"semantic search unavailable: {exc}":
+                log.error("embedder_unavailable", reason=str(exc))
+            self._problem = f"semantic search unavailable: {exc}"
+            return False
+        except Exception as exc:
+            self._problem = "semantic search unavailable: the vector index could not be opened"
+            log.warning("vector_index_unavailable", error=type(exc).__name__)
+            return False
+        self._problem = None
+        log.info("semantic_search_ready", model=self._embedder.name if self._embedder else None)
+        return True
+
+    @property
+    def problem(self) -> str | None:
+        """None when semantic search works, else why not (for `degraded`)."""
+        return self._problem
+
+    # -- outbox applier ---------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        """Load the model and index, then keep applying the outbox; on any failure, back off and
+        retry (writes keep landing in SQLite and the outbox meanwhile)."""
+        backoff = 0.5
+        while not self._stopping:
+            try:
+                if await self._ensure_loaded():
+                    while await self.apply_pending() > 0:
+                        pass
+                    backoff = 0.5
+                else:
+                    raise RuntimeError(self._problem or "vector index unavailable")
+            except Exception as exc:  # a derived index must never take the server down
+                if self._embedder is not None and self._index_open:
+                    self._problem = "semantic search unavailable: the vector index is failing"
+                    self._index_open = False  # reopen on the next attempt
+                log.warning("vector_sync_failed", error=type(exc).__name__, retry_in=backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            self._wake.clear()
+
+    async def apply_pending(self) -> int:
+        """Apply one batch of the outbox to the index; returns how many rows it consumed."""
+        async with self._db.reading() as conn:
+            rows = list(await conn.execute_fetchall(
+                "SELECT seq, entry_id, op, scope, namespace FROM vector_outbox ORDER BY seq LIMIT ?", (BATCH,)))
+        if not rows:
+            return 0
+        latest: dict[str, tuple[str, str, str]] = {}
+        for _, entry_id, op, scope, namespace in rows:
+            latest[entry_id] = (op, scope, namespace)
+        upsert_ids = [i for i, (op, _, _) in latest.items() if op == "upsert"]
+        live: dict[str, tuple[Any, ...]] = {}
+        if upsert_ids:
+            marks = ", ".join("?" for _ in upsert_ids)
+            async with self._db.reading() as conn:
+                for row in await conn.execute_fetchall(
+                    f"SELECT id, scope, namespace, content, layer, owner_agent_id, team, conflict "
+                    f"FROM entries WHERE id IN ({marks})", tuple(upsert_ids)):
+                    live[row[0]] = row
+        await self._call(self._apply, latest, live)
+        seqs = [row[0] for row in rows]
+        marks = ", ".join("?" for _ in seqs)
+        await self._db.transact(lambda conn: conn.execute(f"DELETE FROM vector_outbox WHERE seq IN ({marks})", seqs))
+        self.applied += len(rows)
+        return len(rows)
+
+    def _apply(self, latest: dict[str, tuple[str, str, str]], live: dict[str, tuple[Any, ...]]) -> None:
+        assert self._embedder is not None
+        deletes: dict[str, list[str]] = {}
+        for entry_id, (op, scope, namespace) in latest.items():
+            if op == "delete" or entry_id not in live:
+                deletes.setdefault(collection_name(scope, namespace), []).append(entry_id)
+        for name, ids in deletes.items():
+            self._index.delete(name, ids)
+        rows = list(live.values())
+        if not rows:
+            return
+        vectors = self._embedder.embed([row[3] for row in rows])
+        grouped: dict[str, list[int]] = {}
+        for position, row in enumerate(rows):
+            grouped.setdefault(collection_name(row[1], row[2]), []).append(position)
+        for name, positions in grouped.items():
+            self._index.upsert(
+                name,
+                [rows[p][0] for p in positions],
+                [vectors[p] for p in positions],
+                [{"scope": rows[p][1], "namespace": rows[p][2], "layer": rows[p][4], "owner": rows[p][5],
+                  "team": rows[p][6] or "", "conflict": bool(rows[p][7])} for p in positions],
+            )
+
+    async def backlog(self) -> int:
+        async with self._db.reading() as conn:
+            rows = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))
+        return int(rows[0][0])
+
+    async def rebuild(self) -> None:
+        """Drop the index and queue every entry again (used by `reindex` and repair)."""
+        if not await self._ensure_loaded():
+            raise RuntimeError(self._problem or "vector index unavailable")
+        await self._call(self._index.reset)
+        await self._db.transact(lambda conn: conn.execute(
+            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+            "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
+        self.notify()
+
+    # -- semantic search (core SemanticIndex port) ------------------------------------------
+
+    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int) -> list[tuple[str, float]]:
+        if self._embedder is None or not self._index_open:
+            raise SemanticUnavailable(self._problem or "semantic search is loading")
+
+        def search() -> list[tuple[str, float]]:
+            assert self._embedder is not None
+            vector = self._embedder.embed([text])[0]
+            return self._index.query([collection_name(p.scope, p.namespace) for p in partitions], vector, limit)
+
+        try:
+            return await self._call(search)
+        except Exception as exc:
+            log.warning("semantic_search_failed", error=type(exc).__name__)
+            raise SemanticUnavailable("semantic search failed; answered from keywords only") from None

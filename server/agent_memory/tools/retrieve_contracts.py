@@ -1,0 +1,82 @@
+"""Pydantic contracts of memory_retrieve."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agent_memory.tools.contracts import ErrorInfo, LayerName, PriorityName, ScopeName, SourceName, StrictModel
+
+MAX_QUERY_CHARS = 4000
+
+
+class MemoryRetrieveArgs(StrictModel):
+    """Arguments of memory_retrieve."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What you want to remember.")
+    scopes: list[ScopeName] | None = Field(None, description="Default: every scope you may read.")
+    namespaces: list[str] | None = Field(None, max_length=100, description="Only these namespaces.")
+    layers: list[LayerName] | None = None
+    tags: list[str] | None = Field(None, description="Only memories carrying all of these tags.")
+    session_id: str | None = None
+    limit: int | None = Field(None, ge=1, le=50, description="Default MEMORY_RETRIEVAL_LIMIT (10).")
+    mode: Literal["hybrid", "semantic", "keyword"] = "hybrid"
+    max_chars: int | None = Field(None, ge=1, le=1_000_000, description="Context budget in characters.")
+    per_entry_max_chars: int | None = Field(None, ge=1, le=100_000)
+    max_tokens: int | None = Field(None, ge=1, le=250_000,
+                                   description="Context budget in tokens (estimated as 4 characters each).")
+
+
+class ScoreParts(StrictModel):
+    keyword: float
+    semantic: float
+    relevance: float
+    neighbors: float
+    recency: float
+    priority: float
+    confidence: float
+    scope: float
+
+
+class RetrievedMemory(StrictModel):
+    id: str
+    scope: ScopeName
+    namespace: str
+    layer: LayerName
+    owner_agent_id: str
+    content: str = Field(description="The memory as injected (possibly compressed; storage is unchanged).")
+    truncated: bool
+    tags: list[str]
+    priority: PriorityName
+    source: SourceName
+    confidence: float
+    created_at: str
+    updated_at: str
+    score: float
+    score_parts: ScoreParts
+
+
+class MemoryRetrieveResult(StrictModel):
+    items: list[RetrievedMemory] = Field(default_factory=list)
+    context: str = ""
+    used_chars: int = 0
+    budget_chars: int = 0
+    dropped: int = 0
+    degraded: str | None = Field(None, description="Why the answer is partial (e.g. keyword-only), else null.")
+    errors: list[ErrorInfo] = Field(default_factory=list)
+
+    @classmethod
+    def failed(cls, error: ErrorInfo) -> MemoryRetrieveResult:
+        return cls(errors=[error])
+
+
+def wire_item(item: Any) -> dict[str, Any]:
+    e = item.entry
+    return {
+        "id": e.id, "scope": e.scope.value, "namespace": e.namespace, "layer": e.layer.value,
+        "owner_agent_id": e.owner_agent_id, "content": item.text, "truncated": item.truncated,
+        "tags": list(e.tags), "priority": e.priority.value, "source": e.source.value, "confidence": e.confidence,
+        "created_at": e.created_at, "updated_at": e.updated_at, "score": item.score,
+        "score_parts": {k: item.parts.get(k, 0.0) for k in ScoreParts.model_fields},
+    }

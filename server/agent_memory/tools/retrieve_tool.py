@@ -1,0 +1,61 @@
+"""memory_retrieve: validated arguments to RetrievalService, result to the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from agent_memory.config import Settings
+from agent_memory.core.commands import Call
+from agent_memory.core.models import Layer, Scope
+from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
+from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, wire_item
+
+DESCRIPTION = """Recall the memories that matter for a question, ranked and fitted into a context block.
+
+Searches only memories you may read (your agent memory, your team's, global for sys4), by meaning
+and by keywords, ranks them (relevance, then recency, priority, confidence, agent > team > global),
+drops near-duplicates, shortens long ones, and returns a `context` string that never exceeds the
+budget: one line per memory with scope, layer, id and date.
+
+Args:
+    query: the question or topic (required).
+    scopes / namespaces / layers / tags / session_id: narrow the search.
+    limit: how many memories (default 10, max 50).
+    mode: hybrid (default), semantic or keyword.
+    max_chars / max_tokens / per_entry_max_chars: the budget of the whole block and of each memory.
+
+Returns items (with score and score_parts, truncated), context, used_chars, budget_chars, dropped
+(memories that did not fit the budget) and degraded (why the answer is keyword-only, else null)."""
+
+
+async def run_memory_retrieve(service: RetrievalService, settings: Settings, call: Call,
+                              args: MemoryRetrieveArgs) -> dict[str, Any]:
+    budget = args.max_chars or settings.injection_max_chars
+    if args.max_tokens is not None:
+        budget = min(budget, args.max_tokens * 4) if args.max_chars else args.max_tokens * 4
+    request = RetrievalRequest(
+        query=args.query,
+        scopes=tuple(Scope(s) for s in args.scopes or ()),
+        namespaces=tuple(args.namespaces or ()),
+        layers=tuple(Layer(layer) for layer in args.layers or ()),
+        tags=tuple(args.tags or ()),
+        session_id=args.session_id,
+        limit=args.limit or settings.retrieval_limit,
+        mode=args.mode,
+        max_chars=budget,
+        per_entry_max_chars=args.per_entry_max_chars or settings.injection_per_entry_max_chars,
+    )
+    result = await service.retrieve(call, request)
+    structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,
+                                           stages_ms=result.stages_ms, degraded=bool(result.degraded))
+    return {
+        "items": [wire_item(item) for item in result.items],
+        "context": result.context,
+        "used_chars": result.used_chars,
+        "budget_chars": result.budget_chars,
+        "dropped": result.dropped,
+        "degraded": "; ".join(result.degraded) or None,
+        "errors": [],
+    }
