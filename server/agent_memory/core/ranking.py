@@ -36,8 +36,17 @@ class Candidate:
 
 
 def _normalise(values: dict[str, float]) -> dict[str, float]:
+    """Scale to the best candidate (BM25: 0 means no query term, so it stays 0)."""
     top = max(values.values(), default=0.0)
     return {k: max(v, 0.0) / top for k, v in values.items()} if top > 0 else {k: 0.0 for k in values}
+
+
+def _min_max(values: dict[str, float]) -> dict[str, float]:
+    """Spread over the candidates' own range (cosine has no natural zero between related and not)."""
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    return {k: (v - low) / (high - low) for k, v in values.items()} if high > low else {k: 1.0 for k in values}
 
 
 def _mentions(content: str, names: set[str]) -> float:
@@ -51,7 +60,7 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
          use_keyword: bool, use_semantic: bool) -> list[Candidate]:
     """Score every candidate (score parts kept in `parts`) and return them best first."""
     keyword = _normalise({c.entry.id: c.keyword for c in candidates}) if use_keyword else {}
-    semantic = _normalise({c.entry.id: c.semantic for c in candidates}) if use_semantic else {}
+    semantic = _min_max({c.entry.id: c.semantic for c in candidates}) if use_semantic else {}
     w_kw = weights.keyword if use_keyword else 0.0
     w_sem = weights.semantic if use_semantic else 0.0
     total = (w_kw + w_sem) or 1.0

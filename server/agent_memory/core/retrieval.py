@@ -16,7 +16,7 @@ from agent_memory.core.context import ContextLine, assemble, compress, near_dupl
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.models import Access, Caller, Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
-from agent_memory.core.query_terms import fts_query, keyword_terms, mentioned_names
+from agent_memory.core.query_terms import keyword_terms, mentioned_names
 from agent_memory.core.ranking import Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags
 
@@ -43,19 +43,27 @@ class RetrievalStore(Protocol):
     async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
                                   namespaces: tuple[str, ...]) -> list[Partition]: ...
 
-    async def keyword_candidates(self, match: str, partitions: list[Partition], caller: Caller,
+    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], caller: Caller,
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
-        """(entry, sequence number, BM25 score, higher is better) for matching visible entries."""
+        """(entry, sequence number, BM25 score, higher is better) for visible entries matching any
+        of `terms` (plain words: the store must treat them as text, never as query syntax)."""
         ...
 
     async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
                               filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
 
+    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, float]:
+        """The same BM25 score as `keyword_candidates` gives, for these entries (0 if no term)."""
+        ...
+
 
 class SemanticIndex(Protocol):
-    async def semantic_candidates(self, text: str, partitions: list[Partition],
-                                  limit: int) -> list[tuple[str, float]]:
-        """Raises: SemanticUnavailable."""
+    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int,
+                                  also: list[str]) -> list[tuple[str, float]]:
+        """The `limit` nearest entries, plus the similarity of each id in `also` (other
+        candidates), so that every candidate is scored on both signals.
+
+        Raises: SemanticUnavailable."""
         ...
 
 
@@ -126,36 +134,36 @@ class RetrievalService:
         use_keyword = request.mode in ("hybrid", "keyword")
         use_semantic = request.mode in ("hybrid", "semantic")
         depth = max(self._settings.candidate_depth, request.limit)
-        if partitions and use_keyword:
-            match = fts_query(keyword_terms(request.query))
-            if match:
-                for entry, seq, score in await self._store.keyword_candidates(
-                        match, partitions, call.caller, filters, depth):
-                    candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+        terms = keyword_terms(request.query)
+        if partitions and use_keyword and terms:
+            for entry, seq, score in await self._store.keyword_candidates(
+                    terms, partitions, call.caller, filters, depth):
+                candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
         stages["keyword"] = _ms(started)
         if partitions and use_semantic:
             mark = time.perf_counter()
             try:
                 if self._semantic is None:
                     raise SemanticUnavailable("semantic search is switched off (vector_backend = none)")
-                hits = await self._semantic.semantic_candidates(request.query, partitions, depth)
+                hits = await self._semantic.semantic_candidates(request.query, partitions, depth,
+                                                                list(candidates))
                 similarity = dict(hits)
-                known = [i for i in similarity if i in candidates]
-                for i in known:
-                    candidates[i].semantic = similarity[i]
+                for i, candidate in candidates.items():
+                    candidate.semantic = similarity.get(i, 0.0)
                 missing = [i for i in similarity if i not in candidates]
-                for entry, seq in await self._store.visible_entries(missing, partitions, call.caller, filters):
-                    candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id])
+                found = await self._store.visible_entries(missing, partitions, call.caller, filters)
+                scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if terms else {}
+                for entry, seq in found:
+                    candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id],
+                                                     keyword=scores.get(seq, 0.0))
             except SemanticUnavailable as exc:
                 degraded.append(str(exc))
                 use_semantic = False
                 use_keyword = True
-                if request.mode == "semantic" and partitions:
-                    match = fts_query(keyword_terms(request.query))
-                    if match:
-                        for entry, seq, score in await self._store.keyword_candidates(
-                                match, partitions, call.caller, filters, depth):
-                            candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+                if request.mode == "semantic" and partitions and terms:
+                    for entry, seq, score in await self._store.keyword_candidates(
+                            terms, partitions, call.caller, filters, depth):
+                        candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
             stages["semantic"] = _ms(mark)
         mark = time.perf_counter()
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.

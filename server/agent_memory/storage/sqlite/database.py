@@ -84,6 +84,11 @@ class Database:
 
         return await writer._execute(run)  # noqa: SLF001 - aiosqlite's run-on-worker-thread hook
 
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work(connection)` on the reader's thread (several statements, one hand-off)."""
+        conn = self._reader if self._reader is not None else self._require_writer()
+        return await conn._execute(lambda: work(conn._conn))  # noqa: SLF001 - see transact()
+
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
         """A connection for read statements (committed data only, for files)."""

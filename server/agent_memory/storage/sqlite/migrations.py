@@ -126,12 +126,20 @@ def _m005_vector_outbox(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m006_fts_vocabulary(conn: sqlite3.Connection) -> None:
+    # Read-only views over the FTS5 index: document frequency per term, and term occurrences
+    # per document (for BM25 scoring without length normalisation).
+    conn.execute("CREATE VIRTUAL TABLE entries_fts_terms USING fts5vocab(entries_fts, 'row')")
+    conn.execute("CREATE VIRTUAL TABLE entries_fts_hits USING fts5vocab(entries_fts, 'instance')")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
     ("003_audit", _m003_audit),
     ("004_server_meta", _m004_server_meta),
     ("005_vector_outbox", _m005_vector_outbox),
+    ("006_fts_vocabulary", _m006_fts_vocabulary),
 )
 
 

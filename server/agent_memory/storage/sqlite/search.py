@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from agent_memory.core.models import Caller, Entry, Scope, SystemType
+from agent_memory.core.query_terms import fts_query
 from agent_memory.core.retrieval import CandidateFilter, Partition
+from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 
@@ -35,6 +39,7 @@ def _visibility(partitions: list[Partition], caller: Caller, f: CandidateFilter)
 class SqliteRetrievalStore:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._stemmer = QueryStemmer()
 
     async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
                                   namespaces: tuple[str, ...]) -> list[Partition]:
@@ -59,16 +64,29 @@ class SqliteRetrievalStore:
             partitions = [p for p in partitions if p.namespace in namespaces]
         return partitions
 
-    async def keyword_candidates(self, match: str, partitions: list[Partition], caller: Caller,
+    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], caller: Caller,
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
+        match = fts_query(terms)
+        if match is None:
+            return []
         where, params = _visibility(partitions, caller, filters)
-        sql = (f"SELECT {COLUMNS}, e.rowid, -bm25(entries_fts, 1.0, 0.5) FROM entries_fts "
-               f"JOIN entries e ON e.rowid = entries_fts.rowid "
+        sql = (f"SELECT {COLUMNS}, e.rowid FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
                f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts, 1.0, 0.5) LIMIT ?")
-        async with self._db.reading() as conn:
-            rows = await conn.execute_fetchall(sql, [match, *params, limit])
+        stems = self._stemmer.terms(terms)
         width = len(ENTRY_COLUMNS)
-        return [(row_to_entry(row[:width]), int(row[width]), float(row[width + 1])) for row in rows]
+
+        def search(conn: sqlite3.Connection) -> list[tuple[Entry, int, float]]:
+            rows = conn.execute(sql, [match, *params, limit]).fetchall()
+            scores = rescore(conn, stems, [int(row[width]) for row in rows])
+            return [(row_to_entry(row[:width]), int(row[width]), scores.get(int(row[width]), 0.0)) for row in rows]
+
+        return await self._db.read(search)
+
+    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, float]:
+        if not terms or not seqs:
+            return {}
+        stems = self._stemmer.terms(terms)
+        return await self._db.read(lambda conn: rescore(conn, stems, seqs))
 
     async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
                               filters: CandidateFilter) -> list[tuple[Entry, int]]:

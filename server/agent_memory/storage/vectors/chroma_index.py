@@ -85,6 +85,25 @@ class ChromaIndex:
         hits.sort(key=lambda hit: hit[1], reverse=True)
         return hits[:k]
 
+    def similarities(self, names: list[str], vector: list[float], ids: list[str]) -> list[tuple[str, float]]:
+        """Cosine similarity of `vector` to the stored vectors of `ids` (those found)."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        found: list[tuple[str, float]] = []
+        for name in names:
+            collection = self._collection(name, create=False)
+            if collection is None:
+                continue
+            got = collection.get(ids=ids, include=["embeddings"])
+            if not got["ids"]:
+                continue
+            matrix = np.asarray(got["embeddings"], dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+            sims = matrix @ query / np.clip(norms, 1e-12, None)
+            found.extend(zip(got["ids"], (float(s) for s in sims), strict=True))
+        return found
+
     def reset(self) -> None:
         """Drop every collection of ours (before a rebuild)."""
         for collection in self._client.list_collections():

@@ -186,14 +186,19 @@ class VectorRuntime:
 
     # -- semantic search (core SemanticIndex port) ------------------------------------------
 
-    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int) -> list[tuple[str, float]]:
+    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int,
+                                  also: list[str]) -> list[tuple[str, float]]:
         if self._embedder is None or not self._index_open:
             raise SemanticUnavailable(self._problem or "semantic search is loading")
 
         def search() -> list[tuple[str, float]]:
             assert self._embedder is not None
             vector = self._embedder.embed([text])[0]
-            return self._index.query([collection_name(p.scope, p.namespace) for p in partitions], vector, limit)
+            names = [collection_name(p.scope, p.namespace) for p in partitions]
+            hits = self._index.query(names, vector, limit)
+            known = {i for i, _ in hits}
+            extra = [i for i in also if i not in known]
+            return hits + self._index.similarities(names, vector, extra) if extra else hits
 
         try:
             return await self._call(search)

@@ -1,0 +1,57 @@
+"""BM25 without document-length normalisation (b = 0), over FTS5's own tokens.
+
+FTS5's `bm25()` fixes b = 0.75, which penalises long memories; for short conversational memories
+a term's presence matters more than the memory's length. Candidates still come from FTS5
+(`MATCH`, best-first by its bm25); this rescoring reads term statistics from fts5vocab views, and
+stems the query with the same `porter unicode61` tokenizer, so terms line up exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+
+K1 = 1.2
+COLUMN_WEIGHTS = {0: 1.0, 1: 0.5}  # content, tags
+
+
+class QueryStemmer:
+    """Tokenises text exactly as the index does, using a private in-memory FTS5 table."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
+        self._conn.execute("CREATE VIRTUAL TABLE q_terms USING fts5vocab(q, 'row')")
+
+    def terms(self, words: list[str]) -> list[str]:
+        with self._lock:
+            self._conn.execute("INSERT INTO q (x) VALUES (?)", (" ".join(words),))
+            stems = [row[0] for row in self._conn.execute("SELECT term FROM q_terms")]
+            self._conn.execute("DELETE FROM q")
+        return stems
+
+
+def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int]) -> dict[int, float]:
+    """BM25 (b = 0) of each candidate row for the stemmed query terms."""
+    if not stems or not rowids:
+        return {}
+    term_marks = ", ".join("?" for _ in stems)
+    total = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] or 1
+    idf = {
+        term: math.log(1 + (total - df + 0.5) / (df + 0.5))
+        for term, df in conn.execute(
+            f"SELECT term, doc FROM entries_fts_terms WHERE term IN ({term_marks})", stems)
+    }
+    doc_marks = ", ".join("?" for _ in rowids)
+    frequencies: dict[tuple[int, str], float] = {}
+    for doc, term, col, count in conn.execute(
+        f"SELECT doc, term, col, COUNT(*) FROM entries_fts_hits WHERE term IN ({term_marks}) "
+        f"AND doc IN ({doc_marks}) GROUP BY doc, term, col", [*stems, *rowids]):
+        weight = COLUMN_WEIGHTS.get(col if isinstance(col, int) else (0 if col == "content" else 1), 0.5)
+        frequencies[(doc, term)] = frequencies.get((doc, term), 0.0) + weight * count
+    scores: dict[int, float] = {}
+    for (doc, term), tf in frequencies.items():
+        scores[doc] = scores.get(doc, 0.0) + idf.get(term, 0.0) * tf * (K1 + 1) / (tf + K1)
+    return scores
