@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,12 +59,16 @@ class RetrievalStore(Protocol):
 
 
 class SemanticIndex(Protocol):
-    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int,
-                                  also: list[str]) -> list[tuple[str, float]]:
-        """The `limit` nearest entries, plus the similarity of each id in `also` (other
-        candidates), so that every candidate is scored on both signals.
+    """Raises SemanticUnavailable from any method when semantic search cannot answer."""
 
-        Raises: SemanticUnavailable."""
+    async def nearest(self, text: str, partitions: list[Partition], limit: int
+                      ) -> tuple[list[tuple[str, float]], list[float]]:
+        """The `limit` entries nearest to `text` as (id, cosine), and the query's vector."""
+        ...
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        """Cosine of `vector` to each of these entries (those indexed)."""
         ...
 
 
@@ -135,36 +140,61 @@ class RetrievalService:
         use_semantic = request.mode in ("hybrid", "semantic")
         depth = max(self._settings.candidate_depth, request.limit)
         terms = keyword_terms(request.query)
-        if partitions and use_keyword and terms:
-            for entry, seq, score in await self._store.keyword_candidates(
-                    terms, partitions, call.caller, filters, depth):
-                candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
-        stages["keyword"] = _ms(started)
-        if partitions and use_semantic:
+        use_keyword = use_keyword and bool(terms)
+
+        async def keyword_search() -> list[tuple[Entry, int, float]]:
             mark = time.perf_counter()
             try:
+                if not (partitions and terms and (use_keyword or request.mode == "semantic")):
+                    return []
+                return await self._store.keyword_candidates(terms, partitions, call.caller, filters, depth)
+            finally:
+                stages["keyword"] = _ms(mark)
+
+        async def semantic_search() -> tuple[list[tuple[str, float]], list[float]] | None:
+            mark = time.perf_counter()
+            try:
+                if not (partitions and use_semantic):
+                    return None
                 if self._semantic is None:
                     raise SemanticUnavailable("semantic search is switched off (vector_backend = none)")
-                hits = await self._semantic.semantic_candidates(request.query, partitions, depth,
-                                                                list(candidates))
-                similarity = dict(hits)
-                for i, candidate in candidates.items():
-                    candidate.semantic = similarity.get(i, 0.0)
-                missing = [i for i in similarity if i not in candidates]
-                found = await self._store.visible_entries(missing, partitions, call.caller, filters)
-                scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if terms else {}
-                for entry, seq in found:
-                    candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id],
-                                                     keyword=scores.get(seq, 0.0))
+                return await self._semantic.nearest(request.query, partitions, depth)
             except SemanticUnavailable as exc:
                 degraded.append(str(exc))
-                use_semantic = False
-                use_keyword = True
-                if request.mode == "semantic" and partitions and terms:
-                    for entry, seq, score in await self._store.keyword_candidates(
-                            terms, partitions, call.caller, filters, depth):
-                        candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
-            stages["semantic"] = _ms(mark)
+                return None
+            finally:
+                stages["semantic"] = _ms(mark)
+
+        # The two searches run side by side (SQLite and the vector index work on their own threads).
+        keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
+        if request.mode == "semantic" and semantic_hits is None:
+            use_keyword, use_semantic = bool(terms), False  # keyword-only fallback, said in `degraded`
+        if use_keyword or not use_semantic:
+            for entry, seq, score in keyword_hits:
+                candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+        if semantic_hits is not None:
+            mark = time.perf_counter()
+            nearest, vector = semantic_hits
+            similarity = dict(nearest)
+            missing = [i for i in similarity if i not in candidates]
+            unscored = [i for i in candidates if i not in similarity]
+
+            async def fill_similarity() -> dict[str, float]:
+                try:
+                    return await self._semantic.similarities(vector, partitions, unscored) if unscored else {}
+                except SemanticUnavailable:
+                    return {}
+
+            found, extra = await asyncio.gather(
+                self._store.visible_entries(missing, partitions, call.caller, filters), fill_similarity())
+            similarity.update(extra)
+            scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if use_keyword else {}
+            for candidate in candidates.values():
+                candidate.semantic = similarity.get(candidate.entry.id, 0.0)
+            for entry, seq in found:
+                candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id],
+                                                 keyword=scores.get(seq, 0.0))
+            stages["fuse"] = _ms(mark)
         mark = time.perf_counter()
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.
         allowed = [c for c in candidates.values() if _readable(call.caller, c.entry)]

@@ -133,6 +133,16 @@ def _m006_fts_vocabulary(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE VIRTUAL TABLE entries_fts_hits USING fts5vocab(entries_fts, 'instance')")
 
 
+def _m007_partitions(conn: sqlite3.Connection) -> None:
+    # Every (scope, namespace) that ever held an entry: retrieval reads this small table instead
+    # of a DISTINCT over all entries. Kept by a trigger, so no writer can forget it.
+    conn.execute("CREATE TABLE partitions (scope TEXT NOT NULL, namespace TEXT NOT NULL, "
+                 "PRIMARY KEY (scope, namespace)) WITHOUT ROWID")
+    conn.execute("INSERT OR IGNORE INTO partitions SELECT DISTINCT scope, namespace FROM entries")
+    conn.execute("CREATE TRIGGER entries_partition AFTER INSERT ON entries BEGIN "
+                 "INSERT OR IGNORE INTO partitions (scope, namespace) VALUES (new.scope, new.namespace); END")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -140,6 +150,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("004_server_meta", _m004_server_meta),
     ("005_vector_outbox", _m005_vector_outbox),
     ("006_fts_vocabulary", _m006_fts_vocabulary),
+    ("007_partitions", _m007_partitions),
 )
 
 

@@ -18,7 +18,9 @@ def _visibility(partitions: list[Partition], caller: Caller, f: CandidateFilter)
     """WHERE clause (on alias e) for visible entries: in the partitions, unexpired, not conflict
     entries, agent-scope entries only of the caller and team, and the request's filters."""
     pairs = ", ".join("(?, ?)" for _ in partitions)
-    where = [f"(e.scope, e.namespace) IN (VALUES {pairs})", "e.conflict = 0",
+    # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
+    # rows are already pinned down (by id, or by the FTS match).
+    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", "e.conflict = 0",
              "(e.expires_at IS NULL OR e.expires_at > ?)",
              "(e.scope != 'agent' OR (e.owner_agent_id = ? AND e.team = ?))"]
     params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]
@@ -56,7 +58,7 @@ class SqliteRetrievalStore:
             clauses.append("scope = 'global'")
         if not clauses:
             return []
-        sql = f"SELECT DISTINCT scope, namespace FROM entries WHERE {' OR '.join(clauses)}"
+        sql = f"SELECT scope, namespace FROM partitions WHERE {' OR '.join(clauses)}"
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(sql, params)
         partitions = [Partition(scope, namespace) for scope, namespace in rows]

@@ -86,6 +86,8 @@ class OnnxEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Idle worker threads must not spin: they would steal the CPU SQLite and the event loop need.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = onnxruntime.InferenceSession(str(files.model), options,
                                                          providers=["CPUExecutionProvider"])

@@ -31,6 +31,7 @@ class VectorRuntime:
         self._index = index
         self._model_files = model_files
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors")
+        self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
         self._embedder: OnnxEmbedder | None = None
         self._index_open = False
         self._problem: str | None = "semantic search is loading"
@@ -55,6 +56,7 @@ class VectorRuntime:
             if self._index_open:
                 await self._call(self._index.close)
         self._executor.shutdown(wait=True)
+        self._query_executor.shutdown(wait=True)
 
     def notify(self) -> None:
         """A write queued vector changes: apply them soon."""
@@ -65,7 +67,7 @@ class VectorRuntime:
 
     def _load(self) -> None:
         if self._embedder is None:
-            self._embedder = OnnxEmbedder(self._model_files())
+            self._embedder = OnnxEmbedder(self._model_files(), threads=2)
         if not self._index_open:
             self._index.open()
             self._index_open = True
@@ -186,22 +188,30 @@ class VectorRuntime:
 
     # -- semantic search (core SemanticIndex port) ------------------------------------------
 
-    async def semantic_candidates(self, text: str, partitions: list[Partition], limit: int,
-                                  also: list[str]) -> list[tuple[str, float]]:
-        if self._embedder is None or not self._index_open:
-            raise SemanticUnavailable(self._problem or "semantic search is loading")
-
-        def search() -> list[tuple[str, float]]:
+    async def nearest(self, text: str, partitions: list[Partition], limit: int
+                      ) -> tuple[list[tuple[str, float]], list[float]]:
+        def search() -> tuple[list[tuple[str, float]], list[float]]:
             assert self._embedder is not None
             vector = self._embedder.embed([text])[0]
             names = [collection_name(p.scope, p.namespace) for p in partitions]
-            hits = self._index.query(names, vector, limit)
-            known = {i for i, _ in hits}
-            extra = [i for i in also if i not in known]
-            return hits + self._index.similarities(names, vector, extra) if extra else hits
+            return self._index.query(names, vector, limit), vector
 
+        return await self._search(search)
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        names = [collection_name(p.scope, p.namespace) for p in partitions]
+        return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
+
+    async def _search(self, fn: Callable[[], T]) -> T:
+        if self._embedder is None or not self._index_open:
+            raise SemanticUnavailable(self._problem or "semantic search is loading")
         try:
-            return await self._call(search)
+            return await self._query_call(fn)
         except Exception as exc:
             log.warning("semantic_search_failed", error=type(exc).__name__)
             raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
+
+    async def _query_call(self, fn: Callable[[], T]) -> T:
+        # Queries get their own thread so they never wait behind an indexing batch.
+        return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)
