@@ -71,11 +71,10 @@ async def run(size: int, n_queries: int) -> None:
             written = time.perf_counter() - started
             with anyio.fail_after(3600):
                 while True:
-                    probe = await client.call_tool("memory_retrieve", {"query": items[-1], "mode": "semantic",
-                                                                       "limit": 3})
+                    probe = await client.call_tool("memory_retrieve", {
+                        "query": items[-1], "mode": "semantic", "limit": 3, "per_entry_max_chars": 100_000})
                     data = probe.structured_content
-                    if data["degraded"] is None and any(i["content"].startswith(items[-1][:60])
-                                                        for i in data["items"]):
+                    if data["degraded"] is None and any(i["content"] == items[-1] for i in data["items"]):
                         break
                     await anyio.sleep(0.5)
             indexed = time.perf_counter() - started

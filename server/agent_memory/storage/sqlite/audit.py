@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import sqlite3
 from contextlib import suppress
@@ -46,7 +47,7 @@ class BufferedAuditLog:
         self._closed = asyncio.Event()
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="audit-writer")
+        self._task = asyncio.create_task(self._run(), name="audit-writer", context=contextvars.Context())
 
     async def record(self, event: AuditEvent) -> None:
         self._pending.append(event)

@@ -33,6 +33,26 @@ class QueryStemmer:
         return stems
 
 
+def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QueryStemmer,
+                    max_share: float = 0.1, keep: int = 2) -> list[str]:
+    """The query words worth a MATCH: those whose stem is in at most `max_share` of all entries
+    (a word in most memories adds little to BM25 but makes FTS5 score most of the index). The
+    `keep` rarest words always stay. Every word still counts when the candidates are rescored."""
+    if len(words) <= keep:
+        return words
+    stems = {word: stemmer.terms([word]) for word in words}
+    wanted = sorted({s for found in stems.values() for s in found})
+    if not wanted:
+        return words
+    marks = ", ".join("?" for _ in wanted)
+    df = dict(conn.execute(f"SELECT term, doc FROM entries_fts_terms WHERE term IN ({marks})", wanted).fetchall())
+    total = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] or 1
+    rarity = {word: max((df.get(s, 0) for s in found), default=0) for word, found in stems.items()}
+    ordered = sorted(words, key=lambda w: rarity[w])
+    chosen = set(ordered[:keep]) | {w for w in words if rarity[w] <= max_share * total}
+    return [w for w in words if w in chosen]
+
+
 def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int]) -> dict[int, float]:
     """BM25 (b = 0) of each candidate row for the stemmed query terms."""
     if not stems or not rowids:

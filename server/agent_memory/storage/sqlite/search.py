@@ -7,7 +7,7 @@ import sqlite3
 from agent_memory.core.models import Caller, Entry, Scope, SystemType
 from agent_memory.core.query_terms import fts_query
 from agent_memory.core.retrieval import CandidateFilter, Partition
-from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore
+from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 
@@ -68,8 +68,7 @@ class SqliteRetrievalStore:
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], caller: Caller,
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
-        match = fts_query(terms)
-        if match is None:
+        if not terms:
             return []
         where, params = _visibility(partitions, caller, filters)
         sql = (f"SELECT {COLUMNS}, e.rowid FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
@@ -78,6 +77,7 @@ class SqliteRetrievalStore:
         width = len(ENTRY_COLUMNS)
 
         def search(conn: sqlite3.Connection) -> list[tuple[Entry, int, float]]:
+            match = fts_query(selective_terms(conn, terms, self._stemmer))
             rows = conn.execute(sql, [match, *params, limit]).fetchall()
             scores = rescore(conn, stems, [int(row[width]) for row in rows])
             return [(row_to_entry(row[:width]), int(row[width]), scores.get(int(row[width]), 0.0)) for row in rows]

@@ -7,11 +7,19 @@ created and opened with `embedding_function=None`, and telemetry is off.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 PREFIX = "am_"
+
+
+class OwnedElsewhere(RuntimeError):
+    """Another process owns the vector directory; this one leaves its changes in the outbox."""
 
 
 def collection_name(scope: str, namespace: str) -> str:
@@ -24,14 +32,31 @@ class ChromaIndex:
         self._host, self._port, self._ssl = host, port, ssl
         self._client: Any = None
         self._collections: dict[str, Any] = {}
+        self._lock_fd: int | None = None
 
     def open(self) -> None:
+        """Raises: OwnedElsewhere when another process holds this directory's lock."""
         import chromadb
         from chromadb.config import Settings
 
+        if self._client is not None:
+            self.close_client()
+        if self._path is not None and not self._host:
+            self._take_ownership()
         settings = Settings(anonymized_telemetry=False)
         if self._host:
+            # Chroma's HttpClient talks to the server while it is being built and leaks its HTTP
+            # session when that fails, so first make sure the server answers.
+            scheme = "https" if self._ssl else "http"
+            with urllib.request.urlopen(f"{scheme}://{self._host}:{self._port}/api/v2/heartbeat", timeout=2):
+                pass
             self._client = chromadb.HttpClient(host=self._host, port=self._port, ssl=self._ssl, settings=settings)
+            try:
+                self._client.heartbeat()
+            except Exception:
+                self.close_client()
+                raise
+            return
         elif self._path is None:
             self._client = chromadb.EphemeralClient(settings=settings)
         else:
@@ -39,13 +64,46 @@ class ChromaIndex:
             self._client = chromadb.PersistentClient(path=str(self._path), settings=settings)
         self._client.heartbeat()
 
-    def close(self) -> None:
-        self._collections.clear()
-        self._client = None
-        if not self._host:
-            from chromadb.api.client import SharedSystemClient
+    def _take_ownership(self) -> None:
+        """Chroma's PersistentClient is not safe for two processes on one directory (it silently
+        loses vectors), so exactly one process owns it: an exclusive lock on `<path>.lock`, taken
+        before the directory is created or opened and held until close."""
+        assert self._path is not None
+        if self._lock_fd is not None:
+            return  # already the owner
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self._path.with_name(self._path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise OwnedElsewhere(f"another process (pid {owner}) owns the vector index") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
 
-            SharedSystemClient.clear_system_cache()  # so the path can be reopened in this process
+    def close(self) -> None:
+        self.close_client()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+
+    def close_client(self) -> None:
+        self._collections.clear()
+        # An HttpClient's HTTP sessions (its own and its admin client's) are never closed by
+        # Chroma itself.
+        for owner in (self._client, getattr(self._client, "_admin_client", None)):
+            session = getattr(getattr(owner, "_server", None), "_session", None)
+            if session is not None:
+                session.close()
+        self._client = None
+        from chromadb.api.client import SharedSystemClient
+
+        # Stops the client's system: closes an HttpClient's connections, and lets this process
+        # reopen the same directory later.
+        SharedSystemClient.clear_system_cache()
 
     def _collection(self, name: str, *, create: bool) -> Any:
         if name in self._collections:
@@ -103,6 +161,33 @@ class ChromaIndex:
             sims = matrix @ query / np.clip(norms, 1e-12, None)
             found.extend(zip(got["ids"], (float(s) for s in sims), strict=True))
         return found
+
+    def counts(self, names: list[str]) -> dict[str, int]:
+        """Vectors per collection (0 for collections that do not exist)."""
+        found: dict[str, int] = {}
+        for name in names:
+            collection = self._collection(name, create=False)
+            found[name] = collection.count() if collection is not None else 0
+        return found
+
+    @property
+    def local(self) -> bool:
+        return self._path is not None and not self._host
+
+    def discard(self) -> Path | None:
+        """Set a damaged local directory aside (keeping the lock) so a fresh one can be built."""
+        if not self.local or self._path is None:
+            return None
+        self._collections.clear()
+        self._client = None
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+        if not self._path.exists():
+            return None
+        aside = self._path.with_name(f"{self._path.name}.broken-{int(time.time())}")
+        self._path.rename(aside)
+        return aside
 
     def reset(self) -> None:
         """Drop every collection of ours (before a rebuild)."""

@@ -72,7 +72,7 @@ class OnnxEmbedder:
     def __init__(self, files: ModelFiles, *, threads: int = 1) -> None:
         """Raises: EmbedderUnavailable (missing file, digest mismatch, unloadable model)."""
         for path, expected in ((files.model, MODEL_SHA256), (files.tokenizer, TOKENIZER_SHA256)):
-            if not path.is_file():
+            if not path.exists():
                 raise EmbedderUnavailable(f"embedding model file missing: {path}")
             if files.verify and _sha256(path) != expected:
                 raise EmbedderUnavailable(f"sha256 of {path.name} does not match the pinned digest; refusing it")

@@ -4,6 +4,7 @@ outbox, and searched for semantic candidates (implements the core `SemanticIndex
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -14,13 +15,14 @@ import structlog
 
 from agent_memory.core.retrieval import Partition, SemanticUnavailable
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
+from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere, collection_name
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 
 T = TypeVar("T")
 BATCH = 64
 POLL_SECONDS = 1.0  # other processes' writes are noticed within this
 MAX_BACKOFF_SECONDS = 10.0
+REBUILD_AFTER_FAILURES = 3
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -39,11 +41,15 @@ class VectorRuntime:
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
         self.applied = 0
+        self._failures = 0
+        self._rebuilding = False
+        self._verified = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._tasks.append(asyncio.create_task(self._run(), name="vector-sync"))
+        # A fresh context: the task must not carry the log fields of the request that started it.
+        self._tasks.append(asyncio.create_task(self._run(), name="vector-sync", context=contextvars.Context()))
 
     async def aclose(self) -> None:
         self._stopping = True
@@ -82,11 +88,24 @@ class VectorRuntime:
                 log.error("embedder_unavailable", reason=str(exc))
             self._problem = f"semantic search unavailable: {exc}"
             return False
+        except OwnedElsewhere as exc:
+            self._problem = f"semantic search unavailable here: {exc}; its changes are applied by that process"
+            return False
         except Exception as exc:
             self._problem = "semantic search unavailable: the vector index could not be opened"
             log.warning("vector_index_unavailable", error=type(exc).__name__)
+            if self._index.local:
+                self._failures += 1
             return False
-        self._problem = None
+        if not self._verified and not self._rebuilding:
+            self._verified = True
+            if not await self._consistent():
+                log.error("vector_index_inconsistent")
+                self._failures = REBUILD_AFTER_FAILURES  # repaired at the top of the sync loop
+                self._problem = "semantic search unavailable: the vector index lost entries; rebuilding"
+                return False
+        if not self._rebuilding:
+            self._problem = None
         log.info("semantic_search_ready", model=self._embedder.name if self._embedder else None)
         return True
 
@@ -102,24 +121,57 @@ class VectorRuntime:
         retry (writes keep landing in SQLite and the outbox meanwhile)."""
         backoff = 0.5
         while not self._stopping:
+            if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
+                await self._repair()
             try:
                 if await self._ensure_loaded():
                     while await self.apply_pending() > 0:
                         pass
                     backoff = 0.5
+                    self._failures = 0
+                    if self._rebuilding:
+                        self._rebuilding = False
+                        self._problem = None
+                        log.info("vector_index_rebuilt")
                 else:
                     raise RuntimeError(self._problem or "vector index unavailable")
             except Exception as exc:  # a derived index must never take the server down
                 if self._embedder is not None and self._index_open:
                     self._problem = "semantic search unavailable: the vector index is failing"
                     self._index_open = False  # reopen on the next attempt
+                    self._failures += 1
                 log.warning("vector_sync_failed", error=type(exc).__name__, retry_in=backoff)
+                if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
+                    continue  # repaired at the top of the loop
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
                 continue
             with suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
             self._wake.clear()
+
+    async def _repair(self) -> None:
+        """The local index keeps failing: set it aside and rebuild it from SQLite (retrieval is
+        keyword-only, and says so, until the rebuild has caught up)."""
+        self._failures = 0
+        self._problem = "semantic search unavailable: rebuilding the vector index from SQLite"
+        aside = await self._call(self._index.discard)
+        log.error("vector_index_rebuilding", set_aside=str(aside) if aside else None)
+        self._index_open = False
+        self._rebuilding = True
+        await self._db.transact(lambda conn: conn.execute(
+            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+            "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
+
+    async def _consistent(self) -> bool:
+        """At start: does every partition hold as many vectors as SQLite says it should (allowing
+        for changes still queued)? A truncated or stale directory fails this."""
+        async with self._db.reading() as conn:
+            expected = list(await conn.execute_fetchall("SELECT scope, namespace, COUNT(*) FROM entries GROUP BY 1, 2"))
+            pending = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))[0][0]
+        counts = await self._call(self._index.counts, [collection_name(s, n) for s, n, _ in expected])
+        missing = sum(max(0, int(n) - counts.get(collection_name(s, ns), 0)) for s, ns, n in expected)
+        return missing <= pending
 
     async def apply_pending(self) -> int:
         """Apply one batch of the outbox to the index; returns how many rows it consumed."""
@@ -204,12 +256,16 @@ class VectorRuntime:
         return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
 
     async def _search(self, fn: Callable[[], T]) -> T:
-        if self._embedder is None or not self._index_open:
+        if self._embedder is None or not self._index_open or self._rebuilding:
             raise SemanticUnavailable(self._problem or "semantic search is loading")
         try:
             return await self._query_call(fn)
         except Exception as exc:
             log.warning("semantic_search_failed", error=type(exc).__name__)
+            self._failures += 1
+            if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
+                self._index_open = False  # the sync task sees it and repairs
+                self._wake.set()
             raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
 
     async def _query_call(self, fn: Callable[[], T]) -> T:
