@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     issue.add_argument("--skills", dest="token_skills", default=None,
                        help="granted tools, comma-separated (default: all three)")
     issue.add_argument("--ttl", type=int, default=30 * 24 * 3600, help="lifetime in seconds (default 30 days)")
+    reindex = commands.add_parser("reindex", help="rebuild the vector index from SQLite (server stopped)")
+    _add_settings(reindex)
     verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
     verify.add_argument("token")
     for sub in (issue, verify):
@@ -61,10 +63,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             serve(settings)
             return EXIT_OK
+        if options.command == "reindex":
+            return _reindex(settings)
         return _token(options, settings)
     except ConfigError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _reindex(settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import OperationFailed, reindex
+
+    configure_logging("warning", settings.log_format)
+    try:
+        anyio.run(reindex, settings)
+    except OperationFailed as exc:
+        print(f"agent-memory: reindex failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _token(options: argparse.Namespace, settings: Settings) -> int:

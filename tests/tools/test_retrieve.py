@@ -192,3 +192,17 @@ async def test_every_returned_id_is_audited(settings: Settings) -> None:
 async def test_bad_retrieve_arguments_are_invalid_params(agent: Agent, arguments: dict, field: str) -> None:
     failed, data = await retrieve(agent, **arguments)
     assert failed and data["errors"][0]["code"] == "INVALID_PARAMS" and data["errors"][0]["details"]["field"] == field
+
+
+async def test_canonical_line_carries_retrieval_metrics(agent: Agent) -> None:
+    from structlog.contextvars import merge_contextvars
+    from structlog.testing import capture_logs
+
+    await agent.create("Moths are drawn to light.")
+    with capture_logs(processors=[merge_contextvars]) as logs:
+        await retrieve(agent, query="moths light", mode="keyword")
+        await retrieve(agent, query="submarine volcano", mode="keyword")
+    lines = [e for e in logs if e["event"] == "memory_retrieve_invocation"]
+    assert [(e["hits"], e["retrievals"], e["hit_rate"]) for e in lines] == [(1, 1, 1.0), (0, 2, 0.5)]
+    assert lines[0]["injected_chars"] > 0 and {"keyword", "rank", "total"} <= set(lines[0]["stages_ms"])
+    assert "Moths" not in repr(lines)

@@ -109,6 +109,37 @@ class RetrievalResult:
         return len(self.context)
 
 
+@dataclass(slots=True)
+class RetrievalMetrics:
+    """Kept in process: how many retrievals, how many found something, what they injected, and
+    the latency of each stage (sums, for means)."""
+
+    retrievals: int = 0
+    hits: int = 0
+    injected_chars: int = 0
+    stage_ms_total: dict[str, float] = field(default_factory=dict)
+
+    def observe(self, result: RetrievalResult) -> None:
+        self.retrievals += 1
+        self.hits += 1 if result.items else 0
+        self.injected_chars += result.used_chars
+        for stage, ms in result.stages_ms.items():
+            self.stage_ms_total[stage] = self.stage_ms_total.get(stage, 0.0) + ms
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.retrievals if self.retrievals else 0.0
+
+    def snapshot(self) -> dict[str, object]:
+        n = self.retrievals or 1
+        return {
+            "retrievals": self.retrievals,
+            "hit_rate": round(self.hit_rate, 4),
+            "mean_injected_chars": round(self.injected_chars / n, 1),
+            "mean_stage_ms": {k: round(v / n, 3) for k, v in self.stage_ms_total.items()},
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
     candidate_depth: int = 100
@@ -123,6 +154,7 @@ class RetrievalService:
         self._audit = audit
         self._settings = settings
         self._clock = clock
+        self.metrics = RetrievalMetrics()
 
     async def retrieve(self, call: Call, request: RetrievalRequest) -> RetrievalResult:
         """Raises: InvalidParams (empty query, bad tags)."""
@@ -220,8 +252,10 @@ class RetrievalService:
             await self._audit.record(audit_event(call, "memory_retrieval", item.entry.scope, item.entry.namespace,
                                                  item.entry.id, "ok", stamp))
         stages["total"] = _ms(started)
-        return RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
-                               degraded=degraded, stages_ms=stages)
+        result = RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
+                                 degraded=degraded, stages_ms=stages)
+        self.metrics.observe(result)
+        return result
 
 
 def _readable(caller: Caller, entry: Entry) -> bool:

@@ -49,7 +49,9 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
     )
     result = await service.retrieve(call, request)
     structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,
-                                           stages_ms=result.stages_ms, degraded=bool(result.degraded))
+                                           stages_ms=result.stages_ms, degraded=bool(result.degraded),
+                                           retrievals=service.metrics.retrievals,
+                                           hit_rate=round(service.metrics.hit_rate, 4))
     return {
         "items": [wire_item(item) for item in result.items],
         "context": result.context,

@@ -229,7 +229,8 @@ class VectorRuntime:
         return int(rows[0][0])
 
     async def rebuild(self) -> None:
-        """Drop the index and queue every entry again (used by `reindex` and repair)."""
+        """Drop the index and queue every entry again (used by `reindex`)."""
+        self._verified = True  # about to be rebuilt: no point checking it first
         if not await self._ensure_loaded():
             raise RuntimeError(self._problem or "vector index unavailable")
         await self._call(self._index.reset)
