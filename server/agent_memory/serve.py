@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import anyio
 import structlog
 import uvicorn
@@ -60,6 +62,9 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
 
 
 def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
+    # Background indexing (embedding, Chroma) runs in threads of this process; a short GIL switch
+    # interval keeps it from delaying request handling by whole 5 ms slices.
+    sys.setswitchinterval(0.0005)
     if settings.transport == "http":
         serve_http(settings, extra_tools=extra_tools)
     else:

@@ -4,8 +4,10 @@
 
 Spawns the real server (plus a benchmark-only no-op tool) on a fresh data directory and, for
 `--calls` rounds, calls no-op, create, read, update and list (limit 25) once each, interleaved so
-that drift on a shared machine hits every operation alike. Prints median and p95 per operation
-and each one's ratio to the no-op floor. Target: every ratio within 1.5x.
+that drift on a shared machine hits every operation alike. With the default vector backend each
+create and update is also embedded in the background, competing for the same 2 cores. Prints
+median and p95 per operation and each one's ratio to the no-op floor. Target: every ratio
+within 1.5x.
 
 `page` is a second floor: a tool that returns a fixed 25-entry page without touching storage,
 so `list` can also be read against the cost of moving a page of that size through the stack.
@@ -35,10 +37,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run(calls: int, mode: str) -> dict[str, list[float]]:
+async def run(calls: int, mode: str, vector_backend: str) -> dict[str, list[float]]:
     data_dir = tempfile.mkdtemp(prefix="bench-crud-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench"})
+    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
+                "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_VECTOR_BACKEND": vector_backend})
     params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
     timings: dict[str, list[float]] = {op: [] for op in OPERATIONS}
     rng = random.Random(7)
@@ -76,11 +79,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--mode", choices=["legacy", "auto"], default="legacy")
+    parser.add_argument("--vector-backend", choices=["chroma", "none"], default="chroma",
+                        help="none: no background embedding of each write (the CRUD path alone)")
     args = parser.parse_args()
-    timings = anyio.run(run, args.calls, args.mode)
+    timings = anyio.run(run, args.calls, args.mode, args.vector_backend)
     floor_p50 = statistics.median(timings["noop"])
     floor_p95 = percentile(timings["noop"], 0.95)
-    print(f"memory_crud over stdio, mode={args.mode}, {args.calls} calls per operation")
+    print(f"memory_crud over stdio, mode={args.mode}, vector_backend={args.vector_backend}, "
+          f"{args.calls} calls per operation")
     print(f"{'operation':<10}{'p50 ms':>10}{'p95 ms':>10}{'p50/floor':>12}{'p95/floor':>12}")
     for op in OPERATIONS:
         p50, p95 = statistics.median(timings[op]), percentile(timings[op], 0.95)

@@ -42,26 +42,32 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_for_port(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 60) -> None:
+    """Wait until `proc` accepts connections on `port` (fails fast if it exits)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, f"server exited: {log.read_text()}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"server did not listen on {port} in {timeout} s"
+            time.sleep(0.05)
+
+
 @contextmanager
 def http_server(data_dir: Path, **env: str) -> Iterator[str]:
     """Run `agent-memory serve --http` on a free loopback port; yields the /mcp URL."""
     port = free_port()
-    log = (data_dir.parent / f"http-{port}.log").open("w")
+    log_path = data_dir.parent / f"http-{port}.log"
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [agent_memory_command(), "serve", "--http", "--port", str(port)],
         env=server_env(data_dir, MEMORY_AUTH_SECRET=SECRET, **env),
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, f"server exited: {(data_dir.parent / f'http-{port}.log').read_text()}"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "HTTP server did not start in 30 s"
-                time.sleep(0.05)
+        wait_for_port(proc, port, log_path)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

@@ -4,22 +4,19 @@ Uses a real Chroma server (`chroma run`) through `MEMORY_CHROMA_HOST`."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import anyio
 import pytest
 from mcp import Client
 
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, make_settings
-from tests.e2e.servers import free_port
-from tests.tools.test_retrieve import retrieve
+from tests.e2e.servers import free_port, wait_for_port
+from tests.tools.test_retrieve import retrieve, semantic_until
 
 pytestmark = pytest.mark.anyio
 
@@ -28,19 +25,12 @@ pytestmark = pytest.mark.anyio
 def chroma_server(path: Path, port: int) -> Iterator[None]:
     chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     assert chroma, "the chroma command (installed with chromadb) is missing"
-    log = (path.parent / "chroma.log").open("w")
+    log_path = path.parent / "chroma.log"
+    log = log_path.open("w")
     proc = subprocess.Popen([chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (path.parent / "chroma.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "chroma did not start"
-                time.sleep(0.1)
+        wait_for_port(proc, port, log_path)
         yield
     finally:
         proc.terminate()
@@ -64,22 +54,11 @@ async def test_writes_succeed_while_the_index_is_down_and_it_catches_up(tmp_path
         failed, data = await retrieve(agent, query="who records the boats each morning?")
         assert not failed and data["degraded"]  # index unreachable: keyword-only, and says so
         with chroma_server(tmp_path / "chroma", port):
-            with anyio.fail_after(90):
-                while True:
-                    failed, data = await retrieve(agent, query="who records the boats each morning?",
-                                                  mode="semantic", limit=5)
-                    if data["degraded"] is None and data["items"]:
-                        break
-                    await anyio.sleep(0.25)
+            data = await semantic_until(agent, "who records the boats each morning?", timeout=90, limit=5)
             ids = [i["id"] for i in data["items"]]
             assert ids[0] == kept["id"] and gone["id"] not in ids
             late = await agent.create("Fog horns sound every thirty seconds in poor visibility.")
-            with anyio.fail_after(30):
-                while True:
-                    _, data = await retrieve(agent, query="warning sounds when it is misty", mode="semantic")
-                    if data["items"] and data["items"][0]["id"] == late["id"]:
-                        break
-                    await anyio.sleep(0.2)
+            await semantic_until(agent, "warning sounds when it is misty", lambda d: d["items"][0]["id"] == late["id"])
 
 
 async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
@@ -87,12 +66,7 @@ async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path)
     async with Client(create_server(settings)) as client:
         agent = Agent(client)
         entry = await agent.create("Glaciers carve valleys over thousands of years.")
-        with anyio.fail_after(60):
-            while True:
-                _, data = await retrieve(agent, query="how were the valleys shaped by ice?", mode="semantic")
-                if data["degraded"] is None and data["items"]:
-                    break
-                await anyio.sleep(0.1)
+        await semantic_until(agent, "how were the valleys shaped by ice?")
     for path in (tmp_path / "data" / "chroma").rglob("*"):
         if path.is_file():
             path.write_bytes(b"")  # truncate every index file
@@ -100,11 +74,6 @@ async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path)
         agent = Agent(client)
         failed, data = await retrieve(agent, query="glaciers valleys")
         assert not failed and [i["id"] for i in data["items"]] == [entry["id"]]  # keywords answer meanwhile
-        with anyio.fail_after(90):
-            while True:
-                _, data = await retrieve(agent, query="how were the valleys shaped by ice?", mode="semantic")
-                if data["degraded"] is None and data["items"]:
-                    break
-                await anyio.sleep(0.2)
+        data = await semantic_until(agent, "how were the valleys shaped by ice?", timeout=90)
         assert data["items"][0]["id"] == entry["id"]
     assert list((tmp_path / "data").glob("chroma.broken-*"))

@@ -27,15 +27,21 @@ async def retrieve(agent: Agent, **arguments: Any) -> tuple[bool, dict]:
     return bool(result.is_error), result.structured_content
 
 
-async def settled(agent: Agent, query: str, expected_id: str, **arguments: Any) -> dict:
-    """Retrieve until semantic search is ready and has indexed `expected_id` (bounded wait)."""
-    with anyio.fail_after(60):
+async def semantic_until(agent: Agent, query: str, done: Any = None, timeout: float = 60,
+                         **arguments: Any) -> dict:
+    """Retrieve by meaning until semantic search answers (not degraded) and `done(data)` holds."""
+    with anyio.fail_after(timeout):
         while True:
             failed, data = await retrieve(agent, query=query, mode="semantic", **arguments)
             assert not failed, data
-            if data["degraded"] is None and expected_id in [i["id"] for i in data["items"]]:
+            if data["degraded"] is None and data["items"] and (done is None or done(data)):
                 return data
             await anyio.sleep(0.1)
+
+
+async def settled(agent: Agent, query: str, expected_id: str, **arguments: Any) -> dict:
+    """Retrieve until semantic search is ready and has indexed `expected_id` (bounded wait)."""
+    return await semantic_until(agent, query, lambda d: expected_id in [i["id"] for i in d["items"]], **arguments)
 
 
 @pytest.fixture

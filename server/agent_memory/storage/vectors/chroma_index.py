@@ -120,7 +120,7 @@ class ChromaIndex:
         self._collections[name] = collection
         return collection
 
-    def upsert(self, name: str, ids: list[str], vectors: list[list[float]], metadatas: list[dict[str, Any]]) -> None:
+    def upsert(self, name: str, ids: list[str], vectors: Any, metadatas: list[dict[str, Any]]) -> None:
         self._collection(name, create=True).upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
 
     def delete(self, name: str, ids: list[str]) -> None:

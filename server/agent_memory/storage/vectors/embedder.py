@@ -15,6 +15,7 @@ import hashlib
 import importlib.metadata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -56,14 +57,6 @@ def default_model_files(model_dir: str = "") -> ModelFiles:
     )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class OnnxEmbedder:
     """Synchronous and CPU-bound: call it off the event loop."""
 
@@ -71,41 +64,66 @@ class OnnxEmbedder:
 
     def __init__(self, files: ModelFiles, *, threads: int = 1) -> None:
         """Raises: EmbedderUnavailable (missing file, digest mismatch, unloadable model)."""
-        for path, expected in ((files.model, MODEL_SHA256), (files.tokenizer, TOKENIZER_SHA256)):
+        for path in (files.model, files.tokenizer):
             if not path.exists():
                 raise EmbedderUnavailable(f"embedding model file missing: {path}")
-            if files.verify and _sha256(path) != expected:
-                raise EmbedderUnavailable(f"sha256 of {path.name} does not match the pinned digest; refusing it")
+        try:
+            model = files.model.read_bytes()  # read once: digest and sessions use the same bytes
+            tokenizer_json = files.tokenizer.read_bytes()
+        except OSError as exc:
+            raise EmbedderUnavailable(f"cannot read the embedding model: {exc.strerror}") from None
+        if files.verify:
+            for data, expected, name in ((model, MODEL_SHA256, files.model.name),
+                                         (tokenizer_json, TOKENIZER_SHA256, files.tokenizer.name)):
+                if hashlib.sha256(data).hexdigest() != expected:
+                    raise EmbedderUnavailable(f"sha256 of {name} does not match the pinned digest; refusing it")
         try:
             import numpy as np
-            import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both arrive with chromadb
             raise EmbedderUnavailable(f"cannot import the embedding runtime: {exc}") from None
         self._np = np
+        self._model = model
+        try:
+            self._tokenizer = Tokenizer.from_str(tokenizer_json.decode())
+        except Exception as exc:  # tokenizers raises its own exception types
+            raise EmbedderUnavailable(f"cannot load the tokenizer: {type(exc).__name__}") from None
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._session = self._new_session(threads)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        if files.verify is False:
+            self.name = f"custom:{files.model.parent.name}"
+
+    def _new_session(self, threads: int) -> Any:
+        import onnxruntime
+
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         # Idle worker threads must not spin: they would steal the CPU SQLite and the event loop need.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = onnxruntime.InferenceSession(str(files.model), options,
-                                                         providers=["CPUExecutionProvider"])
-            self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+            return onnxruntime.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EmbedderUnavailable(f"cannot load the embedding model: {type(exc).__name__}") from None
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        if self.name and files.verify is False:
-            self.name = f"custom:{files.model.parent.name}"
+
+    def with_threads(self, threads: int) -> OnnxEmbedder:
+        """Another embedder on the same model and tokenizer, with its own thread count."""
+        twin = object.__new__(OnnxEmbedder)
+        twin.__dict__.update(self.__dict__)
+        twin._session = self._new_session(threads)
+        return twin
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Unit-length vectors, one per text, in order."""
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: list[str]) -> Any:
+        """The same as a float32 array of shape (len(texts), dimensions)."""
         np = self._np
-        vectors: list[list[float]] = []
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch together
-        by_index: dict[int, list[float]] = {}
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         for start in range(0, len(order), BATCH_SIZE):
             batch = order[start:start + BATCH_SIZE]
             encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
@@ -122,7 +140,5 @@ class OnnxEmbedder:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            for row, index in enumerate(batch):
-                by_index[index] = pooled[row].tolist()
-        vectors = [by_index[i] for i in range(len(texts))]
-        return vectors
+            out[batch] = pooled
+        return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -27,14 +29,23 @@ REBUILD_AFTER_FAILURES = 3
 log = structlog.get_logger("agent_memory.vectors")
 
 
+def _lower_thread_priority() -> None:
+    """Indexing is background work: on Linux a thread has its own nice value, so requests (and
+    the query thread) win the CPU whenever both want it."""
+    with suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
 class VectorRuntime:
     def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles]) -> None:
         self._db = db
         self._index = index
         self._model_files = model_files
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
+                                            initializer=_lower_thread_priority)
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
         self._embedder: OnnxEmbedder | None = None
+        self._index_embedder: OnnxEmbedder | None = None
         self._index_open = False
         self._problem: str | None = "semantic search is loading"
         self._wake = asyncio.Event()
@@ -73,7 +84,11 @@ class VectorRuntime:
 
     def _load(self) -> None:
         if self._embedder is None:
-            self._embedder = OnnxEmbedder(self._model_files(), threads=2)
+            files = self._model_files()
+            # Indexing runs on one core, so a burst of writes never takes the CPU that requests
+            # need; a query (one short text) may use both.
+            self._index_embedder = OnnxEmbedder(files, threads=1)
+            self._embedder = self._index_embedder.with_threads(2)
         if not self._index_open:
             self._index.open()
             self._index_open = True
@@ -200,7 +215,7 @@ class VectorRuntime:
         return len(rows)
 
     def _apply(self, latest: dict[str, tuple[str, str, str]], live: dict[str, tuple[Any, ...]]) -> None:
-        assert self._embedder is not None
+        assert self._index_embedder is not None
         deletes: dict[str, list[str]] = {}
         for entry_id, (op, scope, namespace) in latest.items():
             if op == "delete" or entry_id not in live:
@@ -210,7 +225,7 @@ class VectorRuntime:
         rows = list(live.values())
         if not rows:
             return
-        vectors = self._embedder.embed([row[3] for row in rows])
+        vectors = self._index_embedder.embed_array([row[3] for row in rows])
         grouped: dict[str, list[int]] = {}
         for position, row in enumerate(rows):
             grouped.setdefault(collection_name(row[1], row[2]), []).append(position)
