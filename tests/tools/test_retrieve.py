@@ -212,3 +212,10 @@ async def test_canonical_line_carries_retrieval_metrics(agent: Agent) -> None:
     assert [(e["hits"], e["retrievals"], e["hit_rate"]) for e in lines] == [(1, 1, 1.0), (0, 2, 0.5)]
     assert lines[0]["injected_chars"] > 0 and {"keyword", "rank", "total"} <= set(lines[0]["stages_ms"])
     assert "Moths" not in repr(lines)
+
+
+async def test_every_query_word_matches_in_a_small_store(agent: Agent) -> None:
+    ids = {(await agent.create(text))["id"] for text in
+           ("Owls hunt at night.", "Bats fly in the dark.", "Fireflies glow at dusk.")}
+    _, data = await retrieve(agent, query="night dark dusk", mode="keyword")
+    assert {i["id"] for i in data["items"]} == ids

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 
 K1 = 1.2
+MIN_ENTRIES_TO_PRUNE = 5000
 COLUMN_WEIGHTS = {0: 1.0, 1: 0.5}  # content, tags
 
 
@@ -40,13 +41,15 @@ def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QuerySt
     `keep` rarest words always stay. Every word still counts when the candidates are rescored."""
     if len(words) <= keep:
         return words
+    total = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] or 1
+    if total < MIN_ENTRIES_TO_PRUNE:
+        return words  # a small index is cheap to score in full
     stems = {word: stemmer.terms([word]) for word in words}
     wanted = sorted({s for found in stems.values() for s in found})
     if not wanted:
         return words
     marks = ", ".join("?" for _ in wanted)
     df = dict(conn.execute(f"SELECT term, doc FROM entries_fts_terms WHERE term IN ({marks})", wanted).fetchall())
-    total = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] or 1
     rarity = {word: max((df.get(s, 0) for s in found), default=0) for word, found in stems.items()}
     ordered = sorted(words, key=lambda w: rarity[w])
     chosen = set(ordered[:keep]) | {w for w in words if rarity[w] <= max_share * total}
