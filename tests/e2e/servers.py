@@ -56,19 +56,13 @@ def wait_for_port(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: 
 
 
 @contextmanager
-def http_server(data_dir: Path, **env: str) -> Iterator[str]:
-    """Run `agent-memory serve --http` on a free loopback port; yields the /mcp URL."""
-    port = free_port()
-    log_path = data_dir.parent / f"http-{port}.log"
+def running(command: list[str], port: int, log_path: Path, env: dict[str, str] | None = None) -> Iterator[None]:
+    """Run `command` (logging to `log_path`) until the block ends; it must listen on `port`."""
     log = log_path.open("w")
-    proc = subprocess.Popen(
-        [agent_memory_command(), "serve", "--http", "--port", str(port)],
-        env=server_env(data_dir, MEMORY_AUTH_SECRET=SECRET, **env),
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-    )
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for_port(proc, port, log_path)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield
     finally:
         proc.terminate()
         try:
@@ -77,6 +71,15 @@ def http_server(data_dir: Path, **env: str) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@contextmanager
+def http_server(data_dir: Path, **env: str) -> Iterator[str]:
+    """Run `agent-memory serve --http` on a free loopback port; yields the /mcp URL."""
+    port = free_port()
+    with running([agent_memory_command(), "serve", "--http", "--port", str(port)], port,
+                 data_dir.parent / f"http-{port}.log", server_env(data_dir, MEMORY_AUTH_SECRET=SECRET, **env)):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def token(agent_id: str, system_type: str = "sys1", team: str = "red", skills: frozenset[Skill] | None = None,

@@ -4,7 +4,6 @@ Uses a real Chroma server (`chroma run`) through `MEMORY_CHROMA_HOST`."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from mcp import Client
 
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, make_settings
-from tests.e2e.servers import free_port, wait_for_port
+from tests.e2e.servers import free_port, running
 from tests.tools.test_retrieve import retrieve, semantic_until
 
 pytestmark = pytest.mark.anyio
@@ -25,20 +24,9 @@ pytestmark = pytest.mark.anyio
 def chroma_server(path: Path, port: int) -> Iterator[None]:
     chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     assert chroma, "the chroma command (installed with chromadb) is missing"
-    log_path = path.parent / "chroma.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen([chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    try:
-        wait_for_port(proc, port, log_path)
+    with running([chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)], port,
+                 path.parent / "chroma.log"):
         yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 async def test_writes_succeed_while_the_index_is_down_and_it_catches_up(tmp_path: Path) -> None:

@@ -178,11 +178,7 @@ class ChromaIndex:
         """Set a damaged local directory aside (keeping the lock) so a fresh one can be built."""
         if not self.local or self._path is None:
             return None
-        self._collections.clear()
-        self._client = None
-        from chromadb.api.client import SharedSystemClient
-
-        SharedSystemClient.clear_system_cache()
+        self.close_client()
         if not self._path.exists():
             return None
         aside = self._path.with_name(f"{self._path.name}.broken-{int(time.time())}")

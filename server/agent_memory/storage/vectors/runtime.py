@@ -174,6 +174,10 @@ class VectorRuntime:
         log.error("vector_index_rebuilding", set_aside=str(aside) if aside else None)
         self._index_open = False
         self._rebuilding = True
+        await self._requeue_all()
+
+    async def _requeue_all(self) -> None:
+        """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth."""
         await self._db.transact(lambda conn: conn.execute(
             "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
             "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
@@ -249,9 +253,7 @@ class VectorRuntime:
         if not await self._ensure_loaded():
             raise RuntimeError(self._problem or "vector index unavailable")
         await self._call(self._index.reset)
-        await self._db.transact(lambda conn: conn.execute(
-            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
-            "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
+        await self._requeue_all()
         self.notify()
 
     # -- semantic search (core SemanticIndex port) ------------------------------------------
