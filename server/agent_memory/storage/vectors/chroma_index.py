@@ -171,6 +171,10 @@ class ChromaIndex:
         return found
 
     @property
+    def directory(self) -> Path | None:
+        return self._path
+
+    @property
     def local(self) -> bool:
         return self._path is not None and not self._host
 

@@ -17,8 +17,10 @@ import structlog
 
 from agent_memory.core.retrieval import Partition, SemanticUnavailable
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.vectors import outbox
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere, collection_name
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
 
 T = TypeVar("T")
 BATCH = 64
@@ -55,6 +57,8 @@ class VectorRuntime:
         self._failures = 0
         self._rebuilding = False
         self._verified = False
+        self._link: OwnerLink | None = None  # set while another process owns the index
+        self._service: OwnerService | None = None  # set while this process owns it
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -70,6 +74,8 @@ class VectorRuntime:
                 task.cancel()
                 with suppress(asyncio.CancelledError):
                     await task
+            if self._service is not None:  # before the lock goes: the next owner binds anew
+                await self._service.aclose()
             if self._index_open:
                 await self._call(self._index.close)
         self._executor.shutdown(wait=True)
@@ -83,15 +89,16 @@ class VectorRuntime:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     def _load(self) -> None:
+        # The index first: a process that does not own it never needs the model.
+        if not self._index_open:
+            self._index.open()
+            self._index_open = True
         if self._embedder is None:
             files = self._model_files()
             # Indexing runs on one core, so a burst of writes never takes the CPU that requests
             # need; a query (one short text) may use both.
             self._index_embedder = OnnxEmbedder(files, threads=1)
             self._embedder = self._index_embedder.with_threads(2)
-        if not self._index_open:
-            self._index.open()
-            self._index_open = True
 
     async def _ensure_loaded(self) -> bool:
         if self._embedder is not None and self._index_open:
@@ -104,7 +111,12 @@ class VectorRuntime:
             self._problem = f"semantic search unavailable: {exc}"
             return False
         except OwnedElsewhere as exc:
-            self._problem = f"semantic search unavailable here: {exc}; its changes are applied by that process"
+            # Searches go to the owner; this process's writes wait in the shared outbox for it.
+            # Ownership is tried again on every pass of the sync loop, to take over when it exits.
+            if self._link is None and self._index.directory is not None:
+                log.info("vector_index_owned_elsewhere", owner=str(exc))
+                self._link = OwnerLink(socket_path(self._index.directory), str(exc))
+            self._problem = None
             return False
         except Exception as exc:
             self._problem = "semantic search unavailable: the vector index could not be opened"
@@ -112,6 +124,16 @@ class VectorRuntime:
             if self._index.local:
                 self._failures += 1
             return False
+        if self._link is not None:
+            log.info("vector_index_taken_over")
+            self._link = None
+        if self._index.local and self._service is None and self._index.directory is not None:
+            service = OwnerService(socket_path(self._index.directory), self._nearest_here, self._similarities_here)
+            try:
+                await service.start()
+                self._service = service
+            except OSError as exc:  # other processes then answer keyword-only, and say so
+                log.warning("vector_owner_socket_failed", error=str(exc))
         if not self._verified and not self._rebuilding:
             self._verified = True
             if not await self._consistent():
@@ -148,7 +170,7 @@ class VectorRuntime:
                         self._rebuilding = False
                         self._problem = None
                         log.info("vector_index_rebuilt")
-                else:
+                elif self._link is None:
                     raise RuntimeError(self._problem or "vector index unavailable")
             except Exception as exc:  # a derived index must never take the server down
                 if self._embedder is not None and self._index_open:
@@ -177,81 +199,35 @@ class VectorRuntime:
         await self._requeue_all()
 
     async def _requeue_all(self) -> None:
-        """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth."""
-        await self._db.transact(lambda conn: conn.execute(
-            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
-            "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
+        await outbox.requeue_all(self._db)
 
     async def _consistent(self) -> bool:
         """At start: does every partition hold as many vectors as SQLite says it should (allowing
         for changes still queued)? A truncated or stale directory fails this."""
-        async with self._db.reading() as conn:
-            expected = list(await conn.execute_fetchall("SELECT scope, namespace, COUNT(*) FROM entries GROUP BY 1, 2"))
-            pending = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))[0][0]
-        counts = await self._call(self._index.counts, [collection_name(s, n) for s, n, _ in expected])
-        missing = sum(max(0, int(n) - counts.get(collection_name(s, ns), 0)) for s, ns, n in expected)
+        expected, pending = await outbox.expected_counts(self._db)
+        counts = await self._call(self._index.counts, list(expected))
+        missing = sum(max(0, n - counts.get(name, 0)) for name, n in expected.items())
         return missing <= pending
 
     async def apply_pending(self) -> int:
         """Apply one batch of the outbox to the index; returns how many rows it consumed."""
-        async with self._db.reading() as conn:
-            rows = list(await conn.execute_fetchall(
-                "SELECT seq, entry_id, op, scope, namespace FROM vector_outbox ORDER BY seq LIMIT ?", (BATCH,)))
-        if not rows:
+        batch = await outbox.next_batch(self._db, BATCH)
+        if batch is None:
             return 0
-        latest: dict[str, tuple[str, str, str]] = {}
-        for _, entry_id, op, scope, namespace in rows:
-            latest[entry_id] = (op, scope, namespace)
-        upsert_ids = [i for i, (op, _, _) in latest.items() if op == "upsert"]
-        live: dict[str, tuple[Any, ...]] = {}
-        if upsert_ids:
-            marks = ", ".join("?" for _ in upsert_ids)
-            async with self._db.reading() as conn:
-                for row in await conn.execute_fetchall(
-                    f"SELECT id, scope, namespace, content, layer, owner_agent_id, team, conflict "
-                    f"FROM entries WHERE id IN ({marks})", tuple(upsert_ids)):
-                    live[row[0]] = row
-        await self._call(self._apply, latest, live)
-        seqs = [row[0] for row in rows]
-        marks = ", ".join("?" for _ in seqs)
-        await self._db.transact(lambda conn: conn.execute(f"DELETE FROM vector_outbox WHERE seq IN ({marks})", seqs))
-        self.applied += len(rows)
-        return len(rows)
-
-    def _apply(self, latest: dict[str, tuple[str, str, str]], live: dict[str, tuple[Any, ...]]) -> None:
         assert self._index_embedder is not None
-        deletes: dict[str, list[str]] = {}
-        for entry_id, (op, scope, namespace) in latest.items():
-            if op == "delete" or entry_id not in live:
-                deletes.setdefault(collection_name(scope, namespace), []).append(entry_id)
-        for name, ids in deletes.items():
-            self._index.delete(name, ids)
-        rows = list(live.values())
-        if not rows:
-            return
-        vectors = self._index_embedder.embed_array([row[3] for row in rows])
-        grouped: dict[str, list[int]] = {}
-        for position, row in enumerate(rows):
-            grouped.setdefault(collection_name(row[1], row[2]), []).append(position)
-        for name, positions in grouped.items():
-            self._index.upsert(
-                name,
-                [rows[p][0] for p in positions],
-                [vectors[p] for p in positions],
-                [{"scope": rows[p][1], "namespace": rows[p][2], "layer": rows[p][4], "owner": rows[p][5],
-                  "team": rows[p][6] or "", "conflict": bool(rows[p][7])} for p in positions],
-            )
+        await self._call(outbox.apply_batch, self._index, self._index_embedder, batch)
+        await outbox.forget(self._db, batch.seqs)
+        self.applied += len(batch.seqs)
+        return len(batch.seqs)
 
     async def backlog(self) -> int:
-        async with self._db.reading() as conn:
-            rows = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))
-        return int(rows[0][0])
+        return await outbox.backlog(self._db)
 
     async def rebuild(self) -> None:
         """Drop the index and queue every entry again (used by `reindex`)."""
         self._verified = True  # about to be rebuilt: no point checking it first
         if not await self._ensure_loaded():
-            raise RuntimeError(self._problem or "vector index unavailable")
+            raise RuntimeError(self._link.owner if self._link else self._problem or "vector index unavailable")
         await self._call(self._index.reset)
         await self._requeue_all()
         self.notify()
@@ -260,6 +236,18 @@ class VectorRuntime:
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
+        if self._link is not None:
+            return await self._link.nearest(text, partitions, limit)
+        return await self._nearest_here(text, partitions, limit)
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        if self._link is not None:
+            return await self._link.similarities(vector, partitions, entry_ids)
+        return await self._similarities_here(vector, partitions, entry_ids)
+
+    async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
+                            ) -> tuple[list[tuple[str, float]], list[float]]:
         def search() -> tuple[list[tuple[str, float]], list[float]]:
             assert self._embedder is not None
             vector = self._embedder.embed([text])[0]
@@ -268,8 +256,8 @@ class VectorRuntime:
 
         return await self._search(search)
 
-    async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
+    async def _similarities_here(self, vector: list[float], partitions: list[Partition],
+                                 entry_ids: list[str]) -> dict[str, float]:
         names = [collection_name(p.scope, p.namespace) for p in partitions]
         return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
 
