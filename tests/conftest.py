@@ -13,6 +13,7 @@ from mcp import Client
 
 from agent_memory.config import Settings, load_settings
 from agent_memory.tools.contracts import MemoryCrudResult
+from agent_memory.tools.reflect_contracts import MemoryReflectResult
 from agent_memory.tools.server import create_server
 
 IDENTITY_KEY = "agent-memory/identity"
@@ -61,6 +62,21 @@ class Agent:
         failed, data = await self.crud(action="create", items=[item], **arguments)
         assert not failed, data
         return data["items"][0]
+
+    async def reflect(self, **arguments: Any) -> tuple[bool, dict]:
+        meta = {IDENTITY_KEY: self.ident} if self.ident is not None else None
+        result = await self.client.call_tool("memory_reflect", arguments, meta=meta)
+        assert result.structured_content is not None
+        MemoryReflectResult.model_validate(result.structured_content, strict=True)
+        assert json.loads(result.content[0].text) == result.structured_content
+        return bool(result.is_error), result.structured_content
+
+    async def log(self, session_id: str, *turns: dict | str) -> dict:
+        """Log turns (a plain string is a user turn); asserts success."""
+        items = [{"role": "user", "content": t} if isinstance(t, str) else t for t in turns]
+        failed, data = await self.reflect(action="log", session_id=session_id, turns=items)
+        assert not failed, data
+        return data
 
     def as_(self, ident: dict | None) -> Agent:
         return Agent(self.client, ident)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -10,16 +10,22 @@ from agent_memory.config import Settings
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.models import Caller
+from agent_memory.core.models import Caller, Layer
+from agent_memory.core.pruning import PruneService, Retention
 from agent_memory.core.ranking import RankWeights
 from agent_memory.core.ratelimit import RateLimiter
+from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.retrieval import RetrievalService, RetrievalSettings
 from agent_memory.core.rules import Limits
+from agent_memory.core.sessions import SessionLimits, SessionService
+from agent_memory.jobs import BackgroundJobs
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate, read_meta
+from agent_memory.storage.sqlite.pruning import SqlitePruneStore
 from agent_memory.storage.sqlite.search import SqliteRetrievalStore
+from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.storage.vectors.chroma_index import ChromaIndex
 from agent_memory.storage.vectors.embedder import default_model_files
 from agent_memory.storage.vectors.runtime import VectorRuntime
@@ -35,6 +41,10 @@ class App:
     retrieval: RetrievalService
     vectors: VectorRuntime | None
     rate_limiter: RateLimiter
+    sessions: SessionService
+    reflection: ReflectionService
+    pruner: PruneService
+    jobs: BackgroundJobs
 
 
 def rank_weights(settings: Settings) -> RankWeights:
@@ -59,6 +69,22 @@ def vector_runtime(settings: Settings, db: Database) -> VectorRuntime | None:
     return VectorRuntime(db, index, lambda: default_model_files(settings.embedding_model_dir))
 
 
+def session_limits(settings: Settings) -> SessionLimits:
+    return SessionLimits(logging=settings.session_logging, turn_max_chars=settings.session_log_max_chars,
+                         compaction_threshold_chars=settings.compaction_threshold_chars,
+                         keep_recent=settings.compaction_keep_recent,
+                         summary_max_chars=settings.compaction_summary_max_chars)
+
+
+def pruning_service(settings: Settings, db: Database, notify: Callable[[], None] | None = None) -> PruneService:
+    retention = Retention(
+        max_entries_per_namespace=settings.max_entries_per_namespace,
+        days={Layer.WORKING: settings.retention_working_days, Layer.SESSION: settings.retention_session_days,
+              Layer.LONG_TERM: settings.retention_long_term_days, Layer.META: settings.retention_meta_days},
+    )
+    return PruneService(SqlitePruneStore(db, on_vector_change=notify), retention, utc_now)
+
+
 @asynccontextmanager
 async def open_app(settings: Settings) -> AsyncIterator[App]:
     """Open the store, apply migrations, start background work; close everything on exit."""
@@ -78,11 +104,26 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         if vectors is not None:
             vectors.start()
             stack.push_async_callback(vectors.aclose)
+        limits = Limits(max_content_chars=settings.max_content_chars)
+        notify = vectors.notify if vectors else None
+        jobs = BackgroundJobs(pruning_service(settings, db, notify),
+                              reflection_interval=settings.reflection_interval_seconds,
+                              prune_interval=settings.prune_interval_seconds)
+
+        def session_store() -> SqliteSessionStore:
+            # Writers tell the pruner which namespaces grew.
+            return SqliteSessionStore(db, on_vector_change=notify, on_insert=jobs.inserted)
+
+        sessions = SessionService(session_store(), audit, session_limits(settings), utc_now)
+        reflection = ReflectionService(session_store(), sessions, limits, utc_now,
+                                       max_items=settings.reflection_max_items)
+        jobs.start(reflection)
+        stack.push_async_callback(jobs.aclose)
         crud = CrudService(
-            repo=SqliteEntryRepository(db, on_vector_change=vectors.notify if vectors else None),
+            repo=SqliteEntryRepository(db, on_vector_change=notify, on_insert=jobs.inserted),
             audit=audit,
             cursors=CursorCodec(bytes.fromhex(secret)),
-            limits=Limits(max_content_chars=settings.max_content_chars),
+            limits=limits,
             clock=utc_now,
         )
         retrieval = RetrievalService(
@@ -92,4 +133,5 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         )
         yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
-                  rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst))
+                  rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
+                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs)

@@ -150,6 +150,39 @@ class Settings:
     rank_weight_scope: float = _setting(0.02, _float_between(0, 10),
                                         "Ranking: weight of scope specificity (agent > team > global)")
     recency_half_life_days: float = _setting(30.0, _float_between(0.01, 36_500), "Ranking: recency half-life")
+    session_logging: bool = _setting(True, _bool, "memory_reflect log: store session turns (false: log answers "
+                                     "NOT_IMPLEMENTED)")
+    session_log_max_chars: int = _setting(4000, _int_between(100, 1_000_000),
+                                          "memory_reflect log: longest turn kept, in characters (longer turns are "
+                                          "cut, and the answer says which)")
+    compaction_threshold_chars: int = _setting(20_000, _int_between(0, 100_000_000),
+                                               "A session whose uncompacted turns exceed this many characters is "
+                                               "compacted after a log (0: only on request)")
+    compaction_keep_recent: int = _setting(10, _int_between(0, 10_000),
+                                           "Compaction: most recent turns of a session left intact")
+    compaction_summary_max_chars: int = _setting(2000, _int_between(200, 100_000),
+                                                 "Compaction: longest summary entry, in characters")
+    reflection_interval_seconds: float = _setting(900.0, _float_between(0, 31_536_000),
+                                                  "Background reflection of sessions with new turns, every this "
+                                                  "many seconds (0 disables it)")
+    reflection_max_items: int = _setting(20, _int_between(1, 100),
+                                         "memory_reflect reflect: most facts plus rules kept from one reflection")
+    max_entries_per_namespace: int = _setting(10_000, _int_between(1, 100_000_000),
+                                              "Pruning: entries a namespace may hold; past it compacted turns go "
+                                              "first, then lowest priority and oldest")
+    prune_interval_seconds: float = _setting(3600.0, _float_between(0, 31_536_000),
+                                             "Pruning: full pass every this many seconds (0: only after writes and "
+                                             "by `agent-memory prune`)")
+    retention_working_days: float = _setting(1.0, _float_between(0, 36_500),
+                                             "Pruning: days a `working` entry is kept after its last update "
+                                             "(0: forever)")
+    retention_session_days: float = _setting(30.0, _float_between(0, 36_500),
+                                             "Pruning: days a `session` entry is kept after its last update "
+                                             "(0: forever)")
+    retention_long_term_days: float = _setting(0.0, _float_between(0, 36_500),
+                                               "Pruning: days a `long_term` entry is kept (0: forever)")
+    retention_meta_days: float = _setting(0.0, _float_between(0, 36_500),
+                                          "Pruning: days a `meta` entry is kept (0: forever)")
 
     @property
     def data_path(self) -> Path:

@@ -27,7 +27,7 @@ class NoopResult(BaseModel):
         return cls(errors=[error.model_dump()])
 
 
-async def _noop(app: object, call: object, args: NoopArgs) -> dict:
+async def _noop(app: object, call: object, args: NoopArgs, ctx: object) -> dict:
     return NoopResult().model_dump()
 
 
@@ -44,7 +44,7 @@ _PAGE = {
          "tags": ["bench"], "priority": "medium", "source": "manual", "confidence": 1.0, "layer": "long_term",
          "created_at": "2026-11-22T00:38:23.411949Z", "updated_at": "2026-11-22T00:38:23.411949Z",
          "expires_at": None, "version": 1, "etag": "47027bef0ce08575d328", "conflict": False,
-         "conflict_of": None, "session_id": None, "promoted_from": None}
+         "conflict_of": None, "session_id": None, "promoted_from": None, "compacted": False}
         for i in range(25)
     ],
     "errors": [], "next_cursor": "eyJjIjoiMjAyNi0xMS0yMlQwMDozODoyMy40NTgzNTlaIiJ9.2G3EsSPelcrWwMPgZyLdTw",
@@ -52,7 +52,7 @@ _PAGE = {
 }
 
 
-async def _page(app: object, call: object, args: NoopArgs) -> dict:
+async def _page(app: object, call: object, args: NoopArgs, ctx: object) -> dict:
     return _PAGE
 
 

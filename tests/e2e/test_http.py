@@ -15,6 +15,8 @@ from tests.e2e.servers import http_client, http_server, token
 
 pytestmark = pytest.mark.anyio
 
+ALL_TOOLS = ["memory_crud", "memory_retrieve", "memory_reflect"]
+
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                          "clientInfo": {"name": "raw", "version": "1"}}}
@@ -37,7 +39,7 @@ def shared_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def test_token_identity_drives_memory_crud_over_http(shared_url: str, mode: str) -> None:
     agent = f"http-{mode}"
     async with http_client(shared_url, token(agent, "sys3", "red"), mode) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == ["memory_crud", "memory_retrieve"]
+        assert [t.name for t in (await client.list_tools()).tools] == ALL_TOOLS
         created = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": "over http"}]})
         assert not created.is_error, created.structured_content
         entry = created.structured_content["items"][0]

@@ -16,6 +16,8 @@ from tests.e2e.servers import agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 
+ALL_TOOLS = ["memory_crud", "memory_retrieve", "memory_reflect"]
+
 IDENTITY = {"agent_id": "stdio-agent", "system_type": "sys3", "team": "ops"}
 
 
@@ -23,7 +25,7 @@ IDENTITY = {"agent_id": "stdio-agent", "system_type": "sys3", "team": "ops"}
 async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) -> None:
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=server_env(tmp_path))
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == ["memory_crud", "memory_retrieve"]
+        assert [t.name for t in (await client.list_tools()).tools] == ALL_TOOLS
         created = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": "over stdio"}]})
         assert not created.is_error
         entry = created.structured_content["items"][0]

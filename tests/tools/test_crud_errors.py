@@ -101,7 +101,7 @@ class _Out(BaseModel):
         return cls(errors=[error.model_dump()])
 
 
-async def _explode(app: object, call: object, args: object) -> _Out:
+async def _explode(app: object, call: object, args: object, ctx: object) -> _Out:
     raise RuntimeError("secret internal detail: /var/db password=hunter2")
 
 

@@ -19,6 +19,8 @@ from tests.conftest import IDENTITY_KEY, Agent, identity, make_settings
 
 pytestmark = pytest.mark.anyio
 
+ALL_TOOLS = ["memory_crud", "memory_retrieve", "memory_reflect"]
+
 
 @asynccontextmanager
 async def legacy_session(settings: Settings, meta: dict | None) -> AsyncIterator[ClientSession]:
@@ -97,7 +99,9 @@ async def test_tools_list_leaves_out_ungranted_tools(client: Client) -> None:
     assert [t.name for t in granted.tools] == ["memory_crud"]
     other = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_retrieve"])})
     assert [t.name for t in other.tools] == ["memory_retrieve"]
-    none = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_reflect"])})
+    reflect = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=["memory_reflect"])})
+    assert [t.name for t in reflect.tools] == ["memory_reflect"]
+    none = await client.list_tools(meta={IDENTITY_KEY: identity("a", skills=[])})
     assert none.tools == []
 
 
@@ -105,7 +109,7 @@ async def test_tools_list_for_a_legacy_session_follows_initialize_identity(setti
     async with legacy_session(settings, {IDENTITY_KEY: identity("a", skills=[])}) as session:
         assert (await session.list_tools()).tools == []
     async with legacy_session(settings, {IDENTITY_KEY: identity("a")}) as session:
-        assert [t.name for t in (await session.list_tools()).tools] == ["memory_crud", "memory_retrieve"]
+        assert [t.name for t in (await session.list_tools()).tools] == ALL_TOOLS
 
 
 async def test_calling_an_ungranted_tool_is_forbidden(agent: Agent) -> None:

@@ -88,6 +88,7 @@ class Entry:
     conflict_of: str | None = None
     session_id: str | None = None
     promoted_from: str | None = None
+    compacted: bool = False  # a session turn folded into a summary: kept, listable, not retrieved
 
 
 @dataclass(frozen=True, slots=True)

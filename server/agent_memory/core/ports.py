@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from agent_memory.core.cursor import Position
@@ -52,3 +53,73 @@ class AuditSink(Protocol):
     """Records audit events that are not part of a write transaction (reads, denials)."""
 
     async def record(self, event: AuditEvent) -> None: ...
+
+
+class SessionTransaction(WriteTransaction, Protocol):
+    def mark_compacted(self, entry_ids: Sequence[str]) -> int:
+        """Mark session turns compacted (kept, listable, out of retrieval); returns how many."""
+        ...
+
+    def move_reflection_mark(self, namespace: str, session_id: str, expected: int, new: int, at: str) -> bool:
+        """Compare-and-set the session's reflection watermark (a turn's storage position): False
+        when another reflection moved it first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    namespace: str
+    session_id: str
+    owner_agent_id: str
+    team: str
+
+
+class SessionStore(Protocol):
+    async def transact(self, work: Callable[[SessionTransaction], T]) -> T: ...
+
+    async def session_turns(self, namespace: str, session_id: str, *, after: int = 0,
+                            compacted: bool | None = None) -> list[tuple[int, Entry]]:
+        """The session's turns (not its summaries) in the caller's agent namespace, oldest first,
+        with their storage positions; only those after position `after`."""
+        ...
+
+    async def uncompacted_chars(self, namespace: str, session_id: str) -> int: ...
+
+    async def reflection_mark(self, namespace: str, session_id: str) -> int: ...
+
+    async def reflections(self, namespace: str) -> list[Entry]:
+        """Facts and rules earlier reflections stored in the agent namespace (for de-duplication)."""
+        ...
+
+    async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:
+        """Sessions with turns written after their reflection watermark."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PrunePolicy:
+    now: str
+    max_entries_per_namespace: int
+    retention_cutoffs: dict[str, str]  # layer -> entries last updated before this go (absent: kept)
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    entry_id: str
+    scope: str
+    namespace: str
+    etag: str
+    reason: str  # expired | retention | over_limit | erase
+
+
+class PruneStore(Protocol):
+    async def transact(self, work: Callable[[WriteTransaction], T]) -> T: ...
+
+    async def prune_plan(self, policy: PrunePolicy, partitions: Sequence[tuple[str, str]] | None) -> list[Victim]:
+        """What pruning would delete now (all partitions, or only those given), in deletion order.
+        Never pending conflict entries, nor entries that pending conflicts refer to."""
+        ...
+
+    async def namespace_entries(self, scope: str, namespace: str, cascade: bool) -> list[Victim]:
+        """Every entry of the namespace (and with `cascade`, of every namespace under it)."""
+        ...

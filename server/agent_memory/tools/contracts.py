@@ -152,6 +152,7 @@ class MemoryRecord(BaseModel):
     conflict_of: str | None
     session_id: str | None
     promoted_from: str | None
+    compacted: bool
 
 
 def _records_schema(schema: dict[str, Any]) -> None:

@@ -54,7 +54,7 @@ def _record(entry: Entry) -> dict[str, Any]:
         "layer": entry.layer.value, "created_at": entry.created_at, "updated_at": entry.updated_at,
         "expires_at": entry.expires_at, "version": entry.version, "etag": entry.etag,
         "conflict": entry.conflict, "conflict_of": entry.conflict_of, "session_id": entry.session_id,
-        "promoted_from": entry.promoted_from,
+        "promoted_from": entry.promoted_from, "compacted": entry.compacted,
     }
 
 

@@ -37,13 +37,16 @@ from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.errors import internal_error, parse_model, to_error_info
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
+from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
+from agent_memory.tools.reflect_tool import DESCRIPTION as REFLECT_DESCRIPTION
+from agent_memory.tools.reflect_tool import run_memory_reflect
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, MemoryRetrieveResult
 from agent_memory.tools.retrieve_tool import DESCRIPTION as RETRIEVE_DESCRIPTION
 from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
 log = structlog.get_logger("agent_memory.tools")
 
-Runner = Callable[[App, Call, Any], Awaitable[dict[str, Any]]]
+Runner = Callable[[App, Call, Any, Any], Awaitable[dict[str, Any]]]  # (app, call, args, request context)
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ MEMORY_CRUD = ToolSpec(
     description=CRUD_DESCRIPTION,
     args_model=MemoryCrudArgs,
     result_model=MemoryCrudResult,
-    run=lambda app, call, args: run_memory_crud(app.crud, call, args),
+    run=lambda app, call, args, ctx: run_memory_crud(app.crud, call, args),
     annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
                                 open_world_hint=False),
 )
@@ -85,10 +88,20 @@ MEMORY_RETRIEVE = ToolSpec(
     description=RETRIEVE_DESCRIPTION,
     args_model=MemoryRetrieveArgs,
     result_model=MemoryRetrieveResult,
-    run=lambda app, call, args: run_memory_retrieve(app.retrieval, app.settings, call, args),
+    run=lambda app, call, args, ctx: run_memory_retrieve(app.retrieval, app.settings, call, args),
     annotations=ToolAnnotations(title="Memory retrieve", read_only_hint=True, open_world_hint=False),
 )
-BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD, MEMORY_RETRIEVE)
+MEMORY_REFLECT = ToolSpec(
+    name="memory_reflect",
+    skill=Skill.REFLECT,
+    description=REFLECT_DESCRIPTION,
+    args_model=MemoryReflectArgs,
+    result_model=MemoryReflectResult,
+    run=lambda app, call, args, ctx: run_memory_reflect(app.sessions, app.reflection, call, args, ctx),
+    annotations=ToolAnnotations(title="Memory reflect", destructive_hint=False, idempotent_hint=False,
+                                open_world_hint=False),
+)
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD, MEMORY_RETRIEVE, MEMORY_REFLECT)
 
 
 def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
@@ -171,7 +184,7 @@ class Dispatcher:
             if spec.skill is not None and spec.skill not in caller.skills:
                 raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill", skill=spec.name)
             args = parse_model(spec.args_model, arguments)
-            data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args)
+            data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args, ctx)
             outcome, is_error = _outcome(data)
             fields.update(items=len(data.get("items", [])), errors=len(data.get("errors", [])))
             return _result(spec, data, is_error)

@@ -28,6 +28,7 @@ class SqliteWriteTransaction:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self.enqueued = 0
+        self.inserted_into: set[tuple[str, str]] = set()
 
     def get(self, entry_id: str) -> Entry | None:
         row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)).fetchone()
@@ -35,6 +36,7 @@ class SqliteWriteTransaction:
 
     def insert(self, entry: Entry) -> None:
         self._conn.execute(INSERT_ENTRY, entry_params(entry))
+        self.inserted_into.add((entry.scope.value, entry.namespace))
 
     def replace(self, entry: Entry, *, expected_etag: str) -> bool:
         return self._conn.execute(UPDATE_ENTRY, update_params(entry, expected_etag)).rowcount == 1
@@ -46,6 +48,26 @@ class SqliteWriteTransaction:
     def audit(self, event: AuditEvent) -> None:
         self._conn.execute(INSERT_AUDIT, audit_params(event))
 
+    def mark_compacted(self, entry_ids: Sequence[str]) -> int:
+        marked = 0
+        for start in range(0, len(entry_ids), 500):
+            chunk = list(entry_ids[start:start + 500])
+            marks = ", ".join("?" for _ in chunk)
+            marked += self._conn.execute(
+                f"UPDATE entries SET compacted = 1 WHERE id IN ({marks}) AND compacted = 0", chunk).rowcount
+        return marked
+
+    def move_reflection_mark(self, namespace: str, session_id: str, expected: int, new: int, at: str) -> bool:
+        row = self._conn.execute("SELECT last_rowid FROM reflection_marks WHERE namespace = ? AND session_id = ?",
+                                 (namespace, session_id)).fetchone()
+        if (row[0] if row else 0) != expected:
+            return False
+        self._conn.execute(
+            "INSERT INTO reflection_marks (namespace, session_id, last_rowid, reflected_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (namespace, session_id) DO UPDATE SET last_rowid = excluded.last_rowid, "
+            "reflected_at = excluded.reflected_at", (namespace, session_id, new, at))
+        return True
+
     def enqueue_vector(self, entry: Entry, op: str) -> None:
         self._conn.execute(
             "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
@@ -56,26 +78,32 @@ class SqliteWriteTransaction:
 
 
 class SqliteEntryRepository:
-    def __init__(self, db: Database, *, on_vector_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, db: Database, *, on_vector_change: Callable[[], None] | None = None,
+                 on_insert: Callable[[set[tuple[str, str]]], None] | None = None) -> None:
         """Args:
             on_vector_change: called after a commit that queued vector changes (wakes the applier).
+            on_insert: called after a commit that inserted entries, with their (scope, namespace)s
+                (lets the pruner look at namespaces that grew).
         """
         self._db = db
         self._on_vector_change = on_vector_change
+        self._on_insert = on_insert
 
     async def transact(self, work: Callable[[SqliteWriteTransaction], T]) -> T:
-        queued = 0
+        done: list[SqliteWriteTransaction] = []
 
         def run(conn: sqlite3.Connection) -> T:
-            nonlocal queued
             tx = SqliteWriteTransaction(conn)
             result = work(tx)
-            queued = tx.enqueued
+            done.append(tx)
             return result
 
         result = await self._db.transact(run)
-        if queued and self._on_vector_change is not None:
+        tx = done[-1]
+        if tx.enqueued and self._on_vector_change is not None:
             self._on_vector_change()
+        if tx.inserted_into and self._on_insert is not None:
+            self._on_insert(tx.inserted_into)
         return result
 
     async def get_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]:

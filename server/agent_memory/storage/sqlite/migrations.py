@@ -143,6 +143,25 @@ def _m007_partitions(conn: sqlite3.Connection) -> None:
                  "INSERT OR IGNORE INTO partitions (scope, namespace) VALUES (new.scope, new.namespace); END")
 
 
+def _m008_sessions(conn: sqlite3.Connection) -> None:
+    # Compacted session turns stay (listable) but leave retrieval; a reflection watermark per
+    # session records the last turn (by rowid) already distilled.
+    conn.execute("ALTER TABLE entries ADD COLUMN compacted INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX entries_by_session_turn ON entries (namespace, session_id, created_at, rowid) "
+                 "WHERE session_id IS NOT NULL")
+    conn.execute(
+        """
+        CREATE TABLE reflection_marks (
+            namespace TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            last_rowid INTEGER NOT NULL,
+            reflected_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, session_id)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -151,6 +170,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("005_vector_outbox", _m005_vector_outbox),
     ("006_fts_vocabulary", _m006_fts_vocabulary),
     ("007_partitions", _m007_partitions),
+    ("008_sessions", _m008_sessions),
 )
 
 

@@ -10,7 +10,7 @@ from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
     "confidence", "layer", "created_at", "updated_at", "expires_at", "version", "etag", "conflict",
-    "conflict_of", "session_id", "promoted_from",
+    "conflict_of", "session_id", "promoted_from", "compacted",
 )
 SELECT_ENTRY = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
 INSERT_ENTRY = (
@@ -30,6 +30,7 @@ def entry_params(entry: Entry) -> tuple[object, ...]:
         json.dumps(list(entry.tags)), entry.priority.value, entry.source.value, entry.confidence,
         entry.layer.value, entry.created_at, entry.updated_at, entry.expires_at, entry.version,
         entry.etag, int(entry.conflict), entry.conflict_of, entry.session_id, entry.promoted_from,
+        int(entry.compacted),
     )
 
 
@@ -51,7 +52,8 @@ _LAYERS = {m.value: m for m in Layer}
 def row_to_entry(row: tuple[Any, ...]) -> Entry:
     """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
     (entry_id, scope, namespace, team, owner, content, tags, priority, source, confidence, layer,
-     created_at, updated_at, expires_at, version, etag, conflict, conflict_of, session_id, promoted_from) = row
+     created_at, updated_at, expires_at, version, etag, conflict, conflict_of, session_id, promoted_from,
+     compacted) = row
     return Entry(
         id=entry_id,
         scope=_SCOPES[scope],
@@ -73,4 +75,5 @@ def row_to_entry(row: tuple[Any, ...]) -> Entry:
         conflict_of=conflict_of,
         session_id=session_id,
         promoted_from=promoted_from,
+        compacted=bool(compacted),
     )

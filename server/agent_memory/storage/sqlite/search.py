@@ -20,7 +20,7 @@ def _visibility(partitions: list[Partition], caller: Caller, f: CandidateFilter)
     pairs = ", ".join("(?, ?)" for _ in partitions)
     # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
     # rows are already pinned down (by id, or by the FTS match).
-    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", "e.conflict = 0",
+    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", "e.conflict = 0", "e.compacted = 0",
              "(e.expires_at IS NULL OR e.expires_at > ?)",
              "(e.scope != 'agent' OR (e.owner_agent_id = ? AND e.team = ?))"]
     params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]

@@ -15,14 +15,14 @@ from agent_memory.storage.vectors.embedder import OnnxEmbedder
 class Batch:
     seqs: list[int]
     latest: dict[str, tuple[str, str, str]]  # entry id -> (op, scope, namespace), last one wins
-    live: dict[str, tuple[Any, ...]]  # entry id -> row, for entries to upsert that still exist
+    live: dict[str, tuple[Any, ...]]  # entry id -> row, for entries to upsert that exist, not compacted
 
 
 async def requeue_all(db: Database) -> None:
     """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth."""
     await db.transact(lambda conn: conn.execute(
         "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
-        "SELECT id, 'upsert', scope, namespace, created_at FROM entries ORDER BY rowid"))
+        "SELECT id, 'upsert', scope, namespace, created_at FROM entries WHERE compacted = 0 ORDER BY rowid"))
 
 
 async def backlog(db: Database) -> int:
@@ -34,7 +34,8 @@ async def backlog(db: Database) -> int:
 async def expected_counts(db: Database) -> tuple[dict[str, int], int]:
     """Vectors each collection should hold according to SQLite, and how many changes are queued."""
     async with db.reading() as conn:
-        expected = list(await conn.execute_fetchall("SELECT scope, namespace, COUNT(*) FROM entries GROUP BY 1, 2"))
+        expected = list(await conn.execute_fetchall(
+            "SELECT scope, namespace, COUNT(*) FROM entries WHERE compacted = 0 GROUP BY 1, 2"))
         pending = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))[0][0]
     return {collection_name(s, n): int(count) for s, n, count in expected}, int(pending)
 
@@ -54,7 +55,7 @@ async def next_batch(db: Database, size: int) -> Batch | None:
             marks = ", ".join("?" for _ in upsert_ids)
             for row in await conn.execute_fetchall(
                 f"SELECT id, scope, namespace, content, layer, owner_agent_id, team, conflict "
-                f"FROM entries WHERE id IN ({marks})", tuple(upsert_ids)):
+                f"FROM entries WHERE id IN ({marks}) AND compacted = 0", tuple(upsert_ids)):
                 live[row[0]] = row
     return Batch([row[0] for row in rows], latest, live)
 

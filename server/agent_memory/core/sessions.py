@@ -1,0 +1,184 @@
+"""memory_reflect `log` and `compact`: session turns in, older turns folded into a summary.
+
+Turns live in the caller's own agent namespace, layer `session`, with `session_id` set and tags
+`role:<role>` (and `name:<name>`). Compaction keeps the most recent turns intact, writes one
+summary entry (source `reflection`, tag `compaction`) and marks the older turns compacted: they
+stay listable but leave retrieval (and the vector index), and pruning removes them first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agent_memory.core import permissions
+from agent_memory.core.audit import audit_event
+from agent_memory.core.clock import format_ts
+from agent_memory.core.commands import Call
+from agent_memory.core.errors import Forbidden, InvalidParams, NotImplementedByBackend
+from agent_memory.core.extract import ROLES, Turn
+from agent_memory.core.ids import new_entry_id, new_etag
+from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.ports import AuditSink, SessionStore, SessionTransaction
+from agent_memory.core.rules import normalise_timestamp
+from agent_memory.core.summary import summarise
+
+MAX_TURNS_PER_CALL = 100
+SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+NAME = re.compile(r"^[\w .@-]{1,64}$", re.UNICODE)
+COMPACTION_TAG = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    logging: bool = True
+    turn_max_chars: int = 4000
+    compaction_threshold_chars: int = 20_000
+    keep_recent: int = 10
+    summary_max_chars: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    summary: Entry | None
+    compacted_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    entries: list[Entry]
+    truncated: list[int]  # indexes of turns cut to the length limit
+    compaction: Compaction | None
+
+
+def check_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not SESSION_ID.match(session_id):
+        raise InvalidParams("session_id must be 1-128 characters of [A-Za-z0-9._:-]", field="session_id")
+    return session_id
+
+
+def turn_of(entry: Entry) -> Turn:
+    role = next((t[5:] for t in entry.tags if t.startswith("role:")), "user")
+    name = next((t[5:] for t in entry.tags if t.startswith("name:")), None)
+    return Turn(role=role, content=entry.content, name=name, at=entry.created_at)
+
+
+class SessionService:
+    def __init__(self, store: SessionStore, audit: AuditSink, limits: SessionLimits,
+                 clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._audit = audit
+        self._limits = limits
+        self._clock = clock
+
+    async def authorize(self, call: Call) -> str:
+        """Sessions live in the caller's own agent namespace; returns it."""
+        namespace = call.caller.agent_id
+        try:
+            permissions.require(call.caller, Access.WRITE, Scope.AGENT, namespace)
+        except Forbidden:
+            await self._audit.record(audit_event(call, call.action or "write", Scope.AGENT, namespace, None,
+                                                 "denied", format_ts(self._clock())))
+            raise
+        return namespace
+
+    async def log(self, call: Call, session_id: str, turns: list[Turn]) -> Logged:
+        if not self._limits.logging:
+            raise NotImplementedByBackend("session logging is switched off (session_logging = false)",
+                                          setting="session_logging")
+        check_session_id(session_id)
+        if not turns:
+            raise InvalidParams("turns must hold at least one turn", field="turns")
+        if len(turns) > MAX_TURNS_PER_CALL:
+            raise InvalidParams(f"at most {MAX_TURNS_PER_CALL} turns per call; got {len(turns)}",
+                                field="turns", limit=MAX_TURNS_PER_CALL)
+        namespace = await self.authorize(call)
+        now = format_ts(self._clock())
+        entries, truncated = [], []
+        for index, turn in enumerate(turns):
+            entry, cut = self._turn_entry(call, namespace, session_id, turn, index, now)
+            entries.append(entry)
+            if cut:
+                truncated.append(index)
+        events = [audit_event(call, "log", Scope.AGENT, namespace, e.id, "ok", now, session_id=session_id)
+                  for e in entries]
+
+        def work(tx: SessionTransaction) -> None:
+            for entry, event in zip(entries, events, strict=True):
+                tx.insert(entry)
+                tx.enqueue_vector(entry, "upsert")
+                tx.audit(event)
+
+        await self._store.transact(work)
+        compaction = None
+        threshold = self._limits.compaction_threshold_chars
+        if threshold and await self._store.uncompacted_chars(namespace, session_id) > threshold:
+            compaction = await self.compact(call, session_id)
+        return Logged(entries, truncated, compaction)
+
+    def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, index: int,
+                    now: str) -> tuple[Entry, bool]:
+        if turn.role not in ROLES:
+            raise InvalidParams(f"turns[{index}].role must be one of {', '.join(ROLES)}", field="role", index=index)
+        if not turn.content or not turn.content.strip():
+            raise InvalidParams(f"turns[{index}].content must not be empty", field="content", index=index)
+        if turn.name is not None and not NAME.match(turn.name):
+            raise InvalidParams(f"turns[{index}].name must be 1-64 letters, digits, spaces or ._@-",
+                                field="name", index=index)
+        at = normalise_timestamp(turn.at, f"turns[{index}].at") if turn.at else now
+        content = turn.content
+        cut = len(content) > self._limits.turn_max_chars
+        if cut:
+            content = content[: self._limits.turn_max_chars - 1] + "…"
+        tags = (f"role:{turn.role}",) + ((f"name:{turn.name}",) if turn.name else ())
+        entry = Entry(
+            id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
+            owner_agent_id=call.caller.agent_id, content=content, tags=tags, priority=Priority.MEDIUM,
+            source=Source.TOOL if turn.role == "tool" else Source.MANUAL, confidence=1.0, layer=Layer.SESSION,
+            created_at=at, updated_at=now, expires_at=None, version=1, etag=new_etag(), session_id=session_id,
+        )
+        return entry, cut
+
+    async def compact(self, call: Call, session_id: str, keep_recent: int | None = None) -> Compaction:
+        check_session_id(session_id)
+        namespace = await self.authorize(call)
+        keep = self._limits.keep_recent if keep_recent is None else keep_recent
+        if keep < 0:
+            raise InvalidParams("keep_recent must be 0 or more", field="keep_recent")
+        pending = await self._store.session_turns(namespace, session_id, compacted=False)
+        older = pending[: max(0, len(pending) - keep)]
+        if not older:
+            return Compaction(None)
+        now = format_ts(self._clock())
+        content = summarise(session_id, [turn_of(e) for _, e in older], self._limits.summary_max_chars)
+        summary = Entry(
+            id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
+            owner_agent_id=call.caller.agent_id, content=content, tags=(COMPACTION_TAG,), priority=Priority.MEDIUM,
+            source=Source.REFLECTION, confidence=0.9, layer=Layer.SESSION,
+            # Dated like the last turn it covers, so lists and recency place it where those turns were.
+            created_at=older[-1][1].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
+            session_id=session_id,
+        )
+        ids = [e.id for _, e in older]
+        event = audit_event(call, "compact", Scope.AGENT, namespace, summary.id, "ok", now,
+                            session_id=session_id, compacted=len(ids))
+
+        def work(tx: SessionTransaction) -> list[str]:
+            # Only turns still uncompacted (another process may have compacted some meanwhile).
+            current = [i for i in ids if (e := tx.get(i)) is not None and not e.compacted]
+            if not current:
+                return []
+            tx.insert(summary)
+            tx.enqueue_vector(summary, "upsert")
+            tx.mark_compacted(current)
+            folded = set(current)
+            for _, entry in older:
+                if entry.id in folded:
+                    tx.enqueue_vector(entry, "delete")  # out of the vector index too
+            tx.audit(event)
+            return current
+
+        done = await self._store.transact(work)
+        return Compaction(summary if done else None, done)

@@ -1,0 +1,52 @@
+"""Pydantic contracts of memory_reflect."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent_memory.tools.contracts import ErrorInfo, MemoryRecord, StrictModel, _records_schema
+
+MAX_TURN_CHARS = 1_000_000  # longer than any cap: turns are cut to session_log_max_chars, not refused
+
+
+class TurnArg(StrictModel):
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str = Field(min_length=1, max_length=MAX_TURN_CHARS)
+    name: str | None = Field(None, max_length=64, description="Who spoke (a person's or tool's name).")
+    at: str | None = Field(None, max_length=64, description="When it was said (ISO-8601); default: now.")
+
+
+class MemoryReflectArgs(StrictModel):
+    """Arguments of memory_reflect."""
+
+    action: Literal["log", "compact", "reflect"]
+    session_id: str = Field(min_length=1, max_length=128)
+    turns: list[TurnArg] | None = Field(None, description="log: the turns to append (at most 100).")
+    facts: list[str] | None = Field(None, max_length=100, description="reflect: facts you distilled yourself.")
+    rules: list[str] | None = Field(None, max_length=100, description="reflect: rules you distilled yourself.")
+    max_items: int | None = Field(None, ge=1, le=100,
+                                  description="reflect: most facts plus rules to keep (default 20).")
+    keep_recent: int | None = Field(None, ge=0, le=10_000,
+                                    description="compact: most recent turns left intact (default 10).")
+    use_sampling: bool = Field(True, description="reflect: ask your client's model (MCP sampling) when it "
+                                                 "offers it; false uses the extractive engine.")
+
+
+class MemoryReflectResult(BaseModel):
+    items: list[MemoryRecord] = Field(default_factory=list, json_schema_extra=_records_schema)
+    errors: list[ErrorInfo] = Field(default_factory=list)
+    engine: Literal["supplied", "sampling", "extractive"] | None = Field(
+        None, description="reflect: which engine distilled the facts (null: nothing new to reflect).")
+    fallback_reason: str | None = Field(None, description="reflect: why sampling was not used, if it was tried.")
+    turns_processed: int = Field(0, description="log: turns stored; reflect: new turns distilled.")
+    truncated: list[int] = Field(default_factory=list, description="log: indexes of turns cut to the length cap.")
+    compacted: int = Field(0, description="Turns folded into a summary by this call.")
+    summary_id: str | None = Field(None, description="The compaction summary written by this call, if any.")
+    updated_ids: list[str] = Field(default_factory=list,
+                                   description="reflect: existing facts reinforced instead of copied.")
+
+    @classmethod
+    def failed(cls, error: ErrorInfo) -> MemoryReflectResult:
+        return cls(errors=[error])

@@ -1,0 +1,69 @@
+"""memory_reflect: validated arguments to the session and reflection services, result to the wire."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agent_memory.core.commands import Call
+from agent_memory.core.errors import InvalidParams
+from agent_memory.core.extract import Turn
+from agent_memory.core.reflection import ReflectionService
+from agent_memory.core.sessions import SessionService
+from agent_memory.tools.crud_tool import _record
+from agent_memory.tools.reflect_contracts import MemoryReflectArgs
+from agent_memory.tools.sampling import sampling_distiller
+
+DESCRIPTION = """Keep a session's history and turn it into lasting memory.
+
+Actions (all in your own agent memory, for one session_id):
+    log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call).
+        Long turns are cut to the session cap; a session that grows past the compaction threshold is
+        compacted automatically.
+    compact: fold all but the most recent turns (keep_recent, default 10) into one summary entry; the
+        older turns stay listable but leave retrieval.
+    reflect: distil the turns since this session's last reflection into facts (layer long_term) and
+        rules (layer meta). Pass facts/rules you distilled yourself, or let the server ask your model
+        (MCP sampling, when your client offers it), else it extracts stated preferences, decisions,
+        constraints and instructions itself. A fact you already have is reinforced, not copied.
+
+Returns items (the entries written or reinforced), engine (supplied, sampling or extractive),
+turns_processed, truncated, compacted, summary_id, updated_ids and errors."""
+
+
+async def run_memory_reflect(sessions: SessionService, reflection: ReflectionService, call: Call,
+                             args: MemoryReflectArgs, ctx: Any) -> dict[str, Any]:
+    call = replace(call, action=args.action)
+    _only_for(args, "turns", "log")
+    _only_for(args, "keep_recent", "compact")
+    for name in ("facts", "rules", "max_items"):
+        _only_for(args, name, "reflect")
+    result: dict[str, Any] = {"items": [], "errors": [], "engine": None, "fallback_reason": None,
+                              "turns_processed": 0, "truncated": [], "compacted": 0, "summary_id": None,
+                              "updated_ids": []}
+    if args.action == "log":
+        if not args.turns:
+            raise InvalidParams("log needs turns", field="turns")
+        turns = [Turn(role=t.role, content=t.content, name=t.name, at=t.at) for t in args.turns]
+        logged = await sessions.log(call, args.session_id, turns)
+        result.update(items=[_record(e) for e in logged.entries], turns_processed=len(logged.entries),
+                      truncated=logged.truncated)
+        if logged.compaction is not None and logged.compaction.summary is not None:
+            result.update(compacted=len(logged.compaction.compacted_ids), summary_id=logged.compaction.summary.id)
+    elif args.action == "compact":
+        compaction = await sessions.compact(call, args.session_id, args.keep_recent)
+        if compaction.summary is not None:
+            result.update(items=[_record(compaction.summary)], compacted=len(compaction.compacted_ids),
+                          summary_id=compaction.summary.id)
+    else:
+        distiller = sampling_distiller(ctx) if args.use_sampling and ctx is not None else None
+        done = await reflection.reflect(call, args.session_id, facts=args.facts, rules=args.rules,
+                                        distiller=distiller, max_items=args.max_items)
+        result.update(items=[_record(e) for e in done.entries], engine=done.engine,
+                      fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids)
+    return result
+
+
+def _only_for(args: MemoryReflectArgs, name: str, action: str) -> None:
+    if getattr(args, name) is not None and args.action != action:
+        raise InvalidParams(f"{name} is only for the {action} action", field=name)

@@ -1,0 +1,101 @@
+"""The sampling distiller: asks the client's own model (MCP `sampling/createMessage`) to distil
+facts and rules. Only on 2025-11-25 sessions whose client declared the sampling capability and can
+receive a server request now; anything unusable in the answer is `DistillFailed`, and reflection
+falls back to the extractive engine."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mcp import types
+from mcp.shared.message import ServerMessageMetadata
+
+from agent_memory.core.extract import Insight, Turn
+from agent_memory.core.reflection import DistillFailed
+
+LEGACY_VERSION = "2025-11-25"
+TIMEOUT_SECONDS = 60.0
+TRANSCRIPT_CHARS = 24_000
+MAX_FACT_CHARS = 1000
+
+PROMPT = """Distil the conversation below into durable memory for an AI agent.
+Return only JSON: {"facts": [{"content": str, "confidence": 0..1}], "rules": [{"content": str, "confidence": 0..1}]}
+facts: lasting facts about the user, their work, preferences and decisions, in the third person.
+rules: instructions and constraints the agent should follow from now on, in the imperative.
+Leave out small talk, questions and anything only true for this moment. At most {max_items} items in all.
+
+Conversation:
+{transcript}"""
+
+
+def sampling_distiller(ctx: Any) -> SamplingDistiller | None:
+    """A distiller for this request's session, or None when the session cannot be sampled."""
+    session = ctx.session
+    capabilities = session.client_capabilities
+    if session.protocol_version != LEGACY_VERSION or capabilities is None or capabilities.sampling is None:
+        return None
+    if not getattr(session, "can_send_request", True):
+        return None
+    return SamplingDistiller(session, ctx.request_id)
+
+
+def _transcript(turns: list[Turn]) -> str:
+    lines = [f"{turn.name or turn.role}: {turn.content}" for turn in turns if turn.role != "tool"]
+    text = "\n".join(lines)
+    return text[-TRANSCRIPT_CHARS:]  # the most recent part when it is long
+
+
+def parse_distillation(text: str, max_items: int) -> list[Insight]:
+    """Raises: DistillFailed when the text holds no usable JSON object of facts and rules."""
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if match is None:
+        raise DistillFailed("the model's answer held no JSON object")
+    try:
+        data = json.loads(match.group(0))
+    except ValueError:
+        raise DistillFailed("the model's answer was not valid JSON") from None
+    if not isinstance(data, dict):
+        raise DistillFailed("the model's answer was not a JSON object")
+    out: list[Insight] = []
+    for key, kind in (("facts", "fact"), ("rules", "rule")):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise DistillFailed(f"'{key}' in the model's answer was not a list")
+        for item in items:
+            content, confidence = (item, 0.7) if isinstance(item, str) else (
+                (item.get("content"), item.get("confidence", 0.7)) if isinstance(item, dict) else (None, None))
+            if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS:
+                raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
+            if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+                raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")
+            out.append(Insight(kind, content.strip(), round(float(confidence), 4), "sampled"))
+    if not out:
+        raise DistillFailed("the model's answer held no facts or rules")
+    return out[:max_items]
+
+
+class SamplingDistiller:
+    def __init__(self, session: Any, request_id: Any) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    async def distil(self, turns: list[Turn], max_items: int) -> list[Insight]:
+        prompt = PROMPT.replace("{max_items}", str(max_items)).replace("{transcript}", _transcript(turns))
+        request = types.CreateMessageRequest(params=types.CreateMessageRequestParams(
+            messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
+            max_tokens=1500, temperature=0.0,
+            system_prompt="You extract durable memories. Answer with JSON only.",
+        ))
+        try:
+            result = await self._session.send_request(
+                request, types.CreateMessageResult, request_read_timeout_seconds=TIMEOUT_SECONDS,
+                metadata=ServerMessageMetadata(related_request_id=self._request_id))
+        except Exception as exc:  # refused, timed out, malformed result, no back channel
+            raise DistillFailed(f"sampling failed ({type(exc).__name__})") from None
+        content = result.content
+        text = content.text if isinstance(content, types.TextContent) else None
+        if text is None:
+            raise DistillFailed("the model answered without text")
+        return parse_distillation(text, max_items)
