@@ -40,6 +40,24 @@ def _parser() -> argparse.ArgumentParser:
     issue.add_argument("--ttl", type=int, default=30 * 24 * 3600, help="lifetime in seconds (default 30 days)")
     reindex = commands.add_parser("reindex", help="rebuild the vector index from SQLite (server stopped)")
     _add_settings(reindex)
+    prune = commands.add_parser(
+        "prune", help="delete expired entries, entries past their layer's retention and the excess of namespaces "
+                      "over their limit (audited)",
+        description="Runs the pruner once. Prints one line per entry (id, scope, namespace, reason) on stdout "
+                    "and a summary on stderr. Exit codes: 0 done, 1 failed, 2 invalid setting.")
+    prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    _add_settings(prune)
+    erase = commands.add_parser(
+        "erase", help="privacy erase: delete a namespace from SQLite and the vector index (audited)",
+        description="Deletes every entry of one namespace (with --cascade also every namespace under it, N/...) "
+                    "from SQLite and the vector index, one audit row per entry. Asks for confirmation unless "
+                    "--yes. Exit codes: 0 erased (or nothing to erase), 1 aborted or failed, 2 invalid arguments.")
+    erase.add_argument("--scope", dest="erase_scope", required=True, choices=["agent", "team", "global"])
+    erase.add_argument("--namespace", dest="erase_namespace", required=True)
+    erase.add_argument("--cascade", action="store_true", help="also every namespace under it (N/...)")
+    erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    erase.add_argument("--dry-run", action="store_true", help="only list what would be erased")
+    _add_settings(erase)
     verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
     verify.add_argument("token")
     for sub in (issue, verify):
@@ -65,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if options.command == "reindex":
             return _reindex(settings)
+        if options.command == "prune":
+            return _prune(settings, options.dry_run)
+        if options.command == "erase":
+            return _erase(settings, options)
         return _token(options, settings)
     except ConfigError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
@@ -83,6 +105,72 @@ def _reindex(settings: Settings) -> int:
     except OperationFailed as exc:
         print(f"agent-memory: reindex failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_victims(victims: list) -> None:  # noqa: ANN001 - core Victim rows
+    for victim in victims:
+        print(f"{victim.entry_id}\t{victim.scope}\t{victim.namespace}\t{victim.reason}")
+
+
+def _prune(settings: Settings, dry_run: bool) -> int:
+    import anyio
+
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import prune
+
+    configure_logging("warning", settings.log_format)
+    victims = anyio.run(lambda: prune(settings, dry_run=dry_run))
+    _print_victims(victims)
+    reasons: dict[str, int] = {}
+    for victim in victims:
+        reasons[victim.reason] = reasons.get(victim.reason, 0) + 1
+    detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    verb = "would delete" if dry_run else "deleted"
+    print(f"prune: {verb} {len(victims)} entries" + (f" ({detail})" if detail else ""), file=sys.stderr)
+    return EXIT_OK
+
+
+def _erase(settings: Settings, options: argparse.Namespace) -> int:
+    import anyio
+
+    from agent_memory.core.errors import InvalidParams
+    from agent_memory.core.models import Scope
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import OperationFailed, erase, erase_plan
+
+    configure_logging("warning", settings.log_format)
+    scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
+    try:
+        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade))
+    except InvalidParams as exc:
+        print(f"agent-memory: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    where = f"{scope.value} namespace {namespace}" + (" and every namespace under it" if cascade else "")
+    namespaces = sorted({v.namespace for v in planned})
+    if options.dry_run:
+        _print_victims(planned)
+        print(f"erase: would erase {len(planned)} entries in {where} ({len(namespaces)} namespaces)",
+              file=sys.stderr)
+        return EXIT_OK
+    if not planned:
+        print(f"erase: nothing to erase in {where}", file=sys.stderr)
+        return EXIT_OK
+    if not options.yes:
+        print(f"Erase {len(planned)} entries in {where} ({', '.join(namespaces[:5])}"
+              f"{', ...' if len(namespaces) > 5 else ''}) from SQLite and the vector index? This cannot be undone. "
+              "Type 'yes' to confirm: ", end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            print("erase: aborted, nothing erased", file=sys.stderr)
+            return EXIT_FAILED
+    try:
+        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade))
+    except OperationFailed as exc:
+        print(f"agent-memory: erase: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    _print_victims(erased)
+    print(f"erase: erased {len(erased)} entries in {where}; {vectors}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 
-from agent_memory.bootstrap import vector_runtime
+from agent_memory.bootstrap import pruning_service, vector_runtime
 from agent_memory.config import Settings
+from agent_memory.core.models import Scope
+from agent_memory.core.ports import Victim
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.migrations import migrate
 
@@ -47,3 +50,71 @@ async def reindex(settings: Settings) -> int:
             await runtime.aclose()
     finally:
         await db.close()
+
+
+async def _open(settings: Settings) -> Database:
+    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    await db.open()
+    try:
+        await migrate(db)
+    except BaseException:
+        await db.close()
+        raise
+    return db
+
+
+async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
+    """Run the pruner once over every namespace (or only plan it). Vector deletions go through
+    the outbox: a running server applies them at once, otherwise the next server start does."""
+    db = await _open(settings)
+    try:
+        return await pruning_service(settings, db).prune(dry_run=dry_run)
+    finally:
+        await db.close()
+
+
+async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool) -> list[Victim]:
+    db = await _open(settings)
+    try:
+        return await pruning_service(settings, db).erase(scope, namespace, cascade=cascade, dry_run=True)
+    finally:
+        await db.close()
+
+
+async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
+                wait_seconds: float = 30.0) -> tuple[list[Victim], str]:
+    """Privacy erase from SQLite, then from the vector index: directly when no server owns it,
+    else by waiting (up to `wait_seconds`) for the owning server to apply the deletions.
+    Returns what was erased and what happened to the vectors."""
+    db = await _open(settings)
+    try:
+        erased = await pruning_service(settings, db).erase(scope, namespace, cascade=cascade)
+        if not erased:
+            return erased, "nothing to erase"
+        return erased, await _purge_vectors(settings, db, [v.entry_id for v in erased], wait_seconds)
+    finally:
+        await db.close()
+
+
+async def _purge_vectors(settings: Settings, db: Database, ids: list[str], wait_seconds: float) -> str:
+    runtime = vector_runtime(settings, db)
+    if runtime is None:
+        return "no vector index (vector_backend = none)"
+    try:
+        if await runtime.take_over():
+            while await runtime.apply_pending() > 0:
+                pass
+            return "vectors removed"
+        deadline = time.monotonic() + wait_seconds
+        marks = ", ".join("?" for _ in ids)
+        while time.monotonic() < deadline:  # the owning server applies the outbox within seconds
+            async with db.reading() as conn:
+                left = list(await conn.execute_fetchall(
+                    f"SELECT COUNT(*) FROM vector_outbox WHERE entry_id IN ({marks})", ids))[0][0]
+            if left == 0:
+                return "vectors removed by the server that owns the index"
+            await asyncio.sleep(0.2)
+        raise OperationFailed(f"entries erased from SQLite, but {runtime.owner_note()} has not removed their "
+                              f"vectors within {wait_seconds:.0f} s; they are queued and go when it catches up")
+    finally:
+        await runtime.aclose()

@@ -223,6 +223,15 @@ class VectorRuntime:
     async def backlog(self) -> int:
         return await outbox.backlog(self._db)
 
+    async def take_over(self) -> bool:
+        """For operator commands: open the index as its owner (model loaded); False when a
+        server owns it (see `owner_note`) or it cannot be opened."""
+        self._verified = True  # the command does its own work; no start-up check
+        return await self._ensure_loaded()
+
+    def owner_note(self) -> str:
+        return self._link.owner if self._link else (self._problem or "the vector index")
+
     async def rebuild(self) -> None:
         """Drop the index and queue every entry again (used by `reindex`)."""
         self._verified = True  # about to be rebuilt: no point checking it first

@@ -1,0 +1,121 @@
+"""Pruning and erase on a real SQLite file: what goes, in which order, what never goes, audit."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from agent_memory.core.clock import utc_now
+from agent_memory.core.commands import Call, EntryChange, NewEntry
+from agent_memory.core.crud import CrudService
+from agent_memory.core.cursor import CursorCodec
+from agent_memory.core.errors import Conflict
+from agent_memory.core.models import Caller, Layer, Priority, Scope, SystemType
+from agent_memory.core.pruning import PruneService, Retention
+from agent_memory.core.rules import Limits
+from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.entries import SqliteEntryRepository
+from agent_memory.storage.sqlite.migrations import migrate
+from agent_memory.storage.sqlite.pruning import SqlitePruneStore
+
+pytestmark = pytest.mark.anyio
+
+ALICE = Call(Caller("alice", SystemType.SYS1, "red"), "req_test")
+def lead(team: str) -> Call:
+    return Call(Caller("lead", SystemType.SYS3, team), "req_test")
+RETENTION = Retention(max_entries_per_namespace=1000,
+                      days={Layer.WORKING: 1, Layer.SESSION: 30, Layer.LONG_TERM: 0, Layer.META: 0})
+
+
+@pytest.fixture
+async def db(tmp_path: Path):  # noqa: ANN201
+    database = Database(tmp_path / "p.db")
+    await database.open()
+    await migrate(database)
+    yield database
+    await database.close()
+
+
+@pytest.fixture
+async def crud(db: Database):  # noqa: ANN201
+    audit = BufferedAuditLog(db)
+    audit.start()
+    yield CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"k" * 32), Limits(), utc_now)
+    await audit.aclose()
+
+
+def pruner(db: Database, days_ahead: float = 0, retention: Retention = RETENTION) -> PruneService:
+    return PruneService(SqlitePruneStore(db), retention, lambda: utc_now() + timedelta(days=days_ahead))
+
+
+async def rows(db: Database, sql: str) -> list[tuple]:
+    return await db.read(lambda conn: conn.execute(sql).fetchall())
+
+
+async def test_expired_and_past_retention_entries_go_others_stay(db: Database, crud: CrudService) -> None:
+    expiring = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("soon gone", ttl_seconds=60))
+    scratch = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("scratch note", layer=Layer.WORKING))
+    turn = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("a session turn", layer=Layer.SESSION))
+    fact = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("a lasting fact"))
+    assert await pruner(db).prune() == []  # nothing is due yet
+    planned = await pruner(db, days_ahead=2).prune(dry_run=True)
+    assert {(v.entry_id, v.reason) for v in planned} == {(expiring.id, "expired"), (scratch.id, "retention")}
+    assert len(await rows(db, "SELECT id FROM entries")) == 4  # a dry run deletes nothing
+    done = await pruner(db, days_ahead=2).prune()
+    assert {v.entry_id for v in done} == {expiring.id, scratch.id}
+    assert {r[0] for r in await rows(db, "SELECT id FROM entries")} == {turn.id, fact.id}
+    audited = await rows(db, "SELECT tool, action, agent_id, entry_id, outcome, details FROM audit WHERE tool = 'pruner'")
+    assert sorted((r[3], r[5]) for r in audited) == sorted([(expiring.id, '{"reason":"expired"}'),
+                                                            (scratch.id, '{"reason":"retention"}')])
+    assert {(r[1], r[2], r[4]) for r in audited} == {("prune", "system", "ok")}
+    deletes = await rows(db, "SELECT entry_id FROM vector_outbox WHERE op = 'delete'")
+    assert {r[0] for r in deletes} == {expiring.id, scratch.id}
+    # Long after: the session turn passes its 30 days; the long-term fact is kept forever.
+    assert [v.entry_id for v in await pruner(db, days_ahead=400).prune()] == [turn.id]
+    assert [r[0] for r in await rows(db, "SELECT id FROM entries")] == [fact.id]
+
+
+async def test_over_the_limit_compacted_first_then_lowest_priority_oldest_conflicts_never(
+        db: Database, crud: CrudService) -> None:
+    made = {}
+    for name, priority in [("low-old", Priority.LOW), ("high-old", Priority.HIGH), ("medium", Priority.MEDIUM),
+                           ("low-new", Priority.LOW), ("turn", Priority.HIGH), ("high-new", Priority.HIGH)]:
+        made[name] = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry(name, priority=priority))
+    await db.transact(lambda conn: conn.execute("UPDATE entries SET compacted = 1 WHERE id = ?", (made["turn"].id,)))
+    # A pending conflict on the oldest low-priority entry protects both it and the conflict entry.
+    await crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made["low-old"].id, {"content": "v2"}))
+    with pytest.raises(Conflict) as conflict:
+        await crud.update(ALICE, Scope.AGENT, "alice",
+                          EntryChange(made["low-old"].id, {"content": "v3"}, if_match=made["low-old"].etag))
+    conflict_id = conflict.value.details["conflict_id"]
+    limited = Retention(max_entries_per_namespace=4, days={})
+    gone = await pruner(db, retention=limited).prune()  # 7 entries, limit 4: three go
+    assert [(v.entry_id, v.reason) for v in gone] == [(made["turn"].id, "over_limit"), (made["low-new"].id, "over_limit"),
+                                                      (made["medium"].id, "over_limit")]
+    left = {r[0] for r in await rows(db, "SELECT id FROM entries")}
+    assert left == {made["low-old"].id, conflict_id, made["high-old"].id, made["high-new"].id}
+    # Even far over the limit, the conflict pair stays.
+    tight = Retention(max_entries_per_namespace=1, days={})
+    await pruner(db, retention=tight).prune()
+    assert {made["low-old"].id, conflict_id} <= {r[0] for r in await rows(db, "SELECT id FROM entries")}
+
+
+async def test_erase_removes_a_namespace_and_with_cascade_those_under_it(db: Database, crud: CrudService) -> None:
+    ids = {}
+    for namespace in ("ops", "ops/a", "ops/a/deep", "opsx", "ops_b"):
+        team = namespace.split("/")[0]
+        ids[namespace] = (await crud.create(lead(team), Scope.TEAM, namespace,
+                                            NewEntry(f"in {namespace}", layer=Layer.LONG_TERM))).id
+    service = pruner(db)
+    only = await service.erase(Scope.TEAM, "ops")
+    assert [v.entry_id for v in only] == [ids["ops"]]
+    planned = await service.erase(Scope.TEAM, "ops", cascade=True, dry_run=True)
+    assert {v.namespace for v in planned} == {"ops/a", "ops/a/deep"}
+    await service.erase(Scope.TEAM, "ops", cascade=True)
+    assert {r[0] for r in await rows(db, "SELECT namespace FROM entries")} == {"opsx", "ops_b"}
+    audited = await rows(db, "SELECT tool, action, entry_id FROM audit WHERE action = 'erase'")
+    assert {r[2] for r in audited} == {ids["ops"], ids["ops/a"], ids["ops/a/deep"]}
+    assert await service.erase(Scope.AGENT, "nobody") == []
