@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 
 from agent_memory.config import Settings
 from agent_memory.core.clock import utc_now
@@ -76,13 +77,14 @@ def session_limits(settings: Settings) -> SessionLimits:
                          summary_max_chars=settings.compaction_summary_max_chars)
 
 
-def pruning_service(settings: Settings, db: Database, notify: Callable[[], None] | None = None) -> PruneService:
+def pruning_service(settings: Settings, db: Database, notify: Callable[[], None] | None = None,
+                    clock: Callable[[], datetime] = utc_now) -> PruneService:
     retention = Retention(
         max_entries_per_namespace=settings.max_entries_per_namespace,
         days={Layer.WORKING: settings.retention_working_days, Layer.SESSION: settings.retention_session_days,
               Layer.LONG_TERM: settings.retention_long_term_days, Layer.META: settings.retention_meta_days},
     )
-    return PruneService(SqlitePruneStore(db, on_vector_change=notify), retention, utc_now)
+    return PruneService(SqlitePruneStore(db, on_vector_change=notify), retention, clock)
 
 
 @asynccontextmanager

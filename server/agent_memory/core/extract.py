@@ -37,20 +37,34 @@ _CHATTER = re.compile(
     r"^(hi|hello|hey|thanks|thank you|thx|cheers|bye|goodbye|good (morning|afternoon|evening|night)|lol|haha+|"
     r"ok(ay)?|sure|great|cool|nice|awesome|perfect|sounds good|got it|no problem|you'?re welcome|yes|no|yep|"
     r"nope|right|exactly|i see|hmm+|oh|wow)\b[\s\w,!.']{0,30}$", re.IGNORECASE)
-_LEAD = re.compile(r"^(?:(?:please|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing)[,:]?\s+)+",
+_LEAD = re.compile(r"^(?:(?:please|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|yeah|yes|"
+                   r"yep|wow|haha|hey|honestly|actually|hmm)[,:!]?\s+)+",
                    re.IGNORECASE)
 
 _INSTRUCTION = re.compile(
-    r"^(always|never|don'?t|do not|avoid|make sure|ensure|remember to|be sure to|stop|only|keep|use|prefer|"
-    r"write|run|put|call|add|include|reply|respond|answer|format)\b|\b(from now on|going forward|in (the )?future|"
-    r"every time|whenever)\b", re.IGNORECASE)
+    r"^(always|never|don'?t|do not|avoid|make sure|ensure|remember to|be sure to|use|prefer|write|run|put|call|"
+    r"add|include|reply|respond|answer|format|deploy|store|log)\b|"
+    r"\b(from now on|going forward|in (the )?future|every time|whenever)\b", re.IGNORECASE)
+# Encouragement and elliptical narrative that look like instructions: "Don't give up!", "Always here
+# to help", "Never saw this coming".
+_PRAISE = re.compile(
+    r"^(keep (it|going|up)|never give up|always remember|"
+    r"don'?t (worry|give up|stop|forget|let|be|feel|quit|miss|lose|hesitate|panic|doubt)|"
+    r"always (here|there|up|good|happy|great|glad|fun|nice|a)|never (had|saw|seen|been|thought|knew|expected|"
+    r"imagined|felt|got|a))\b", re.IGNORECASE)
 _CONSTRAINT = re.compile(
-    r"\b(must|must not|mustn'?t|never|always|is required|are required|required to|not allowed|no more than|"
-    r"at most|at least|deadline|due (by|on)|budget|cannot exceed|can'?t exceed|has to be|have to be)\b",
+    r"\b(must not|mustn'?t|must|have to|has to|is required|are required|required to|not allowed|no more than|"
+    r"at most|at least|deadline|due (by|on)|budget|cannot exceed|can'?t exceed|should (always|never|not))\b",
     re.IGNORECASE)
+# "It must have been great", "that must be hard", "I have to say": not constraints.
+_EPISTEMIC = re.compile(
+    r"\bmust-have\b|\bmust(\s+have|'ve|\s+feel|\s+be\s+(a|an|so|really|very|such|hard|tough|nice|great|fun|amazing|awesome|"
+    r"exciting|lovely|scary|difficult|wonderful|special|proud|cool|beautiful))\b|"
+    r"\bha(ve|s) to (say|admit|go|run|tell|thank|ask)\b", re.IGNORECASE)
 _PREFERENCE = re.compile(
     r"\b(i|we)\s+(?:really\s+|strongly\s+|usually\s+|generally\s+|definitely\s+|also\s+|much\s+)*"
-    r"(prefer|like|love|enjoy|hate|dislike|want|would rather|can'?t stand|don'?t like|do not like)\b|"
+    r"(prefer|like|love|enjoy|hate|dislike|want|would rather|can'?t stand|don'?t like|do not like)\b"
+    r"(?!\s+(it|that|this|you|to (tell|say|ask|know|show|share|see|hear|thank))\b)|"
     r"\bi'd rather\b|\bmy favou?rite\b|\bwe'd rather\b",
     re.IGNORECASE)
 _DECISION = re.compile(
@@ -83,11 +97,17 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
 
+_PAST = {"chose", "went", "was", "were", "had", "did", "made", "took", "got", "saw", "felt", "thought", "knew",
+         "said", "came", "gave", "found", "told", "left", "began", "wrote", "ran", "bought", "brought", "taught",
+         "met", "lost", "won", "spent", "kept", "built", "sent", "became", "grew", "drove", "ate", "fell", "heard",
+         "held", "led", "paid", "sat", "slept", "spoke", "stood", "understood", "woke", "wore", "quit", "set", "put"}
+
+
 def _conjugate(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low.endswith("ed") or not low.isalpha():
+    if low.endswith("ed") or low in _PAST or not low.isalpha():
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -166,11 +186,16 @@ def classify(turn: Turn, sentence: str) -> Insight | None:
         return None
     text = _clean(sentence)
     speaker = _speaker(turn)
+    bare = _LEAD.sub("", sentence)
+    about_listener = re.search(r"\byou\b|\byour\b", bare, re.IGNORECASE) and not _INSTRUCTION.match(bare)
+    if len(bare.split()) < 4 or about_listener:
+        return None  # fragments, and remarks about the listener, are not lasting facts
     if turn.role in ("user", "system"):
-        if _INSTRUCTION.search(sentence) and not re.match(r"^\s*(i|we)\b", sentence, re.IGNORECASE):
+        lead = _LEAD.sub("", sentence)
+        if _INSTRUCTION.search(lead) and not _PRAISE.match(lead) and not re.match(r"^\s*(i|we)\b", lead, re.I):
             strong = bool(re.search(r"\b(always|never|must|don'?t|do not)\b", sentence, re.IGNORECASE))
             return Insight("rule", text, 0.85 if strong else 0.7, "instruction")
-        if _CONSTRAINT.search(sentence):
+        if _CONSTRAINT.search(sentence) and not _EPISTEMIC.search(sentence):
             return Insight("rule", third_person(text, speaker), 0.8, "constraint")
         if _DECISION.search(sentence):
             return Insight("fact", third_person(text, speaker), 0.8, "decision")
