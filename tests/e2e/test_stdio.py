@@ -34,6 +34,12 @@ async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) ->
         assert [e["id"] for e in listed.structured_content["items"]] == [entry["id"]]
         denied = await client.call_tool("memory_crud", {"action": "list", "scope": "global", "namespace": "global"})
         assert denied.is_error and denied.structured_content["errors"][0]["code"] == "FORBIDDEN"
+        logged = await client.call_tool("memory_reflect", {"action": "log", "session_id": "s1", "turns": [
+            {"role": "user", "content": "Never page the on-call engineer for warnings."}]})
+        assert not logged.is_error and logged.structured_content["turns_processed"] == 1
+        reflected = await client.call_tool("memory_reflect", {"action": "reflect", "session_id": "s1"})
+        assert reflected.structured_content["engine"] == "extractive"
+        assert [i["layer"] for i in reflected.structured_content["items"]] == ["meta"]
     assert (tmp_path / "memory.db").exists()
 
 
