@@ -219,3 +219,28 @@ async def test_every_query_word_matches_in_a_small_store(agent: Agent) -> None:
            ("Owls hunt at night.", "Bats fly in the dark.", "Fireflies glow at dusk.")}
     _, data = await retrieve(agent, query="night dark dusk", mode="keyword")
     assert {i["id"] for i in data["items"]} == ids
+
+
+async def test_sqlite_keeps_a_copy_of_each_vector_in_step_with_its_entry(semantic_agent: Agent,
+                                                                         tmp_path: Path) -> None:
+    import sqlite3
+
+    agent = semantic_agent
+    kept = await agent.create("Kestrels hover over motorway verges hunting voles.")
+    gone = await agent.create("Herons stand still in shallow water for hours.")
+    await settled(agent, "birds of prey hunting", kept["id"])
+    await settled(agent, "patient wading birds", gone["id"])
+
+    def stored() -> dict[str, int]:
+        conn = sqlite3.connect(tmp_path / "data" / "memory.db")
+        try:
+            return {i: len(v) for i, v in conn.execute("SELECT entry_id, vector FROM entry_vectors")}
+        finally:
+            conn.close()
+
+    assert stored() == {kept["id"]: 768, gone["id"]: 768}  # 384 float16 values each
+    # A keyword candidate's cosine comes from that copy.
+    failed, data = await retrieve(agent, query="kestrels voles")
+    assert not failed and data["items"][0]["id"] == kept["id"] and data["items"][0]["score_parts"]["semantic"] > 0
+    failed, _ = await agent.crud(action="delete", items=[{"id": gone["id"]}])
+    assert not failed and stored() == {kept["id"]: 768}  # gone with its entry, in the same transaction

@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from agent_memory.core.clock import parse_ts
 from agent_memory.core.models import Entry, Priority, Scope
 
 PRIORITY_VALUE = {Priority.LOW: 0.0, Priority.MEDIUM: 0.5, Priority.HIGH: 1.0}
@@ -49,11 +50,11 @@ def _min_max(values: dict[str, float]) -> dict[str, float]:
     return {k: (v - low) / (high - low) for k, v in values.items()} if high > low else {k: 1.0 for k in values}
 
 
-def _mentions(content: str, names: set[str]) -> float:
-    if not names:
+def _mentions(content: str, patterns: list[re.Pattern[str]]) -> float:
+    if not patterns:
         return 0.0
-    hits = sum(1 for name in names if re.search(rf"\b{re.escape(name)}\b", content))
-    return hits / len(names)
+    hits = sum(1 for pattern in patterns if pattern.search(content))
+    return hits / len(patterns)
 
 
 def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, now_epoch: float,
@@ -65,11 +66,12 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
     w_sem = weights.semantic if use_semantic else 0.0
     total = (w_kw + w_sem) or 1.0
     relevance: dict[str, float] = {}
+    patterns = [re.compile(rf"\b{re.escape(name)}\b") for name in sorted(names)]
     for c in candidates:
         base = (w_kw * keyword.get(c.entry.id, 0.0) + w_sem * semantic.get(c.entry.id, 0.0)) / total
         c.parts = {"keyword": round(keyword.get(c.entry.id, 0.0), 4),
                    "semantic": round(semantic.get(c.entry.id, 0.0), 4)}
-        relevance[c.entry.id] = base + weights.name_boost * _mentions(c.entry.content, names)
+        relevance[c.entry.id] = base + weights.name_boost * _mentions(c.entry.content, patterns)
     by_position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): c for c in candidates}
     half_life = max(weights.recency_half_life_days, 1e-6) * 86400
     for c in candidates:
@@ -92,6 +94,4 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
 
 
 def _epoch(timestamp: str) -> float:
-    from agent_memory.core.clock import parse_ts
-
     return parse_ts(timestamp).timestamp()

@@ -162,6 +162,15 @@ def _m008_sessions(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m009_entry_vectors(conn: sqlite3.Connection) -> None:
+    # A copy of each indexed entry's vector (float16), written by the outbox applier: retrieval
+    # scores keyword candidates against it with one indexed read instead of a vector-index fetch.
+    # Derived data like the index itself; gone with its entry.
+    conn.execute("CREATE TABLE entry_vectors (entry_id TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+    conn.execute("CREATE TRIGGER entries_vector_gone AFTER DELETE ON entries BEGIN "
+                 "DELETE FROM entry_vectors WHERE entry_id = old.id; END")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -171,6 +180,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("006_fts_vocabulary", _m006_fts_vocabulary),
     ("007_partitions", _m007_partitions),
     ("008_sessions", _m008_sessions),
+    ("009_entry_vectors", _m009_entry_vectors),
 )
 
 

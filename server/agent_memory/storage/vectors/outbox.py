@@ -20,9 +20,13 @@ class Batch:
 
 async def requeue_all(db: Database) -> None:
     """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth."""
-    await db.transact(lambda conn: conn.execute(
-        "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
-        "SELECT id, 'upsert', scope, namespace, created_at FROM entries WHERE compacted = 0 ORDER BY rowid"))
+    def work(conn: Any) -> None:
+        conn.execute("DELETE FROM entry_vectors")  # perhaps another model's: computed again
+        conn.execute("INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+                     "SELECT id, 'upsert', scope, namespace, created_at FROM entries WHERE compacted = 0 "
+                     "ORDER BY rowid")
+
+    await db.transact(work)
 
 
 async def backlog(db: Database) -> int:
@@ -60,7 +64,13 @@ async def next_batch(db: Database, size: int) -> Batch | None:
     return Batch([row[0] for row in rows], latest, live)
 
 
-def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> None:
+@dataclass(frozen=True, slots=True)
+class Applied:
+    stored: list[tuple[str, bytes]]  # entry id -> its vector as float16 bytes
+    removed: list[str]
+
+
+def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> Applied:
     """Synchronous: runs on the indexing thread."""
     deletes: dict[str, list[str]] = {}
     for entry_id, (op, scope, namespace) in batch.latest.items():
@@ -68,9 +78,10 @@ def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> Non
             deletes.setdefault(collection_name(scope, namespace), []).append(entry_id)
     for name, ids in deletes.items():
         index.delete(name, ids)
+    removed = [i for ids in deletes.values() for i in ids]
     rows = list(batch.live.values())
     if not rows:
-        return
+        return Applied([], removed)
     vectors = embedder.embed_array([row[3] for row in rows])
     grouped: dict[str, list[int]] = {}
     for position, row in enumerate(rows):
@@ -83,8 +94,40 @@ def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> Non
             [{"scope": rows[p][1], "namespace": rows[p][2], "layer": rows[p][4], "owner": rows[p][5],
               "team": rows[p][6] or "", "conflict": bool(rows[p][7])} for p in positions],
         )
+    halves = vectors.astype("float16")
+    return Applied([(row[0], halves[p].tobytes()) for p, row in enumerate(rows)], removed)
 
 
-async def forget(db: Database, seqs: list[int]) -> None:
-    marks = ", ".join("?" for _ in seqs)
-    await db.transact(lambda conn: conn.execute(f"DELETE FROM vector_outbox WHERE seq IN ({marks})", seqs))
+async def forget(db: Database, seqs: list[int], applied: Applied) -> None:
+    """Drop the applied outbox rows and keep SQLite's copy of the vectors in step, in one
+    transaction (a vector is stored only while its entry still exists)."""
+    def work(conn: Any) -> None:
+        conn.executemany("INSERT OR REPLACE INTO entry_vectors (entry_id, vector) "
+                         "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?1)", applied.stored)
+        conn.executemany("DELETE FROM entry_vectors WHERE entry_id = ?", [(i,) for i in applied.removed])
+        marks = ", ".join("?" for _ in seqs)
+        conn.execute(f"DELETE FROM vector_outbox WHERE seq IN ({marks})", seqs)
+
+    await db.transact(work)
+
+
+async def stored_vectors(db: Database, entry_ids: list[str]) -> list[tuple[str, bytes]]:
+    marks = ", ".join("?" for _ in entry_ids)
+    async with db.reading() as conn:
+        return [(row[0], row[1]) for row in await conn.execute_fetchall(
+            f"SELECT entry_id, vector FROM entry_vectors WHERE entry_id IN ({marks})", entry_ids)]
+
+
+def cosine(vector: list[float], stored: list[tuple[str, bytes]]) -> dict[str, float]:
+    """Cosine similarity of `vector` to float16 vectors stored as bytes."""
+    if not stored:
+        return {}
+    import numpy as np
+
+    query = np.asarray(vector, dtype=np.float32)
+    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype=np.float16).astype(np.float32)
+    matrix = matrix.reshape(len(stored), -1)
+    if matrix.shape[1] != query.shape[0]:
+        return {}  # another model's vectors (reindex replaces them)
+    sims = matrix @ query / np.clip(np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query)), 1e-12, None)
+    return {entry_id: float(s) for (entry_id, _), s in zip(stored, sims, strict=True)}

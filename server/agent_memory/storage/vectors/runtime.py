@@ -215,8 +215,8 @@ class VectorRuntime:
         if batch is None:
             return 0
         assert self._index_embedder is not None
-        await self._call(outbox.apply_batch, self._index, self._index_embedder, batch)
-        await outbox.forget(self._db, batch.seqs)
+        applied = await self._call(outbox.apply_batch, self._index, self._index_embedder, batch)
+        await outbox.forget(self._db, batch.seqs, applied)
         self.applied += len(batch.seqs)
         return len(batch.seqs)
 
@@ -251,9 +251,18 @@ class VectorRuntime:
 
     async def similarities(self, vector: list[float], partitions: list[Partition],
                            entry_ids: list[str]) -> dict[str, float]:
-        if self._link is not None:
-            return await self._link.similarities(vector, partitions, entry_ids)
-        return await self._similarities_here(vector, partitions, entry_ids)
+        """From SQLite's copy of the vectors (one indexed read, in any process); the vector index
+        is asked only for entries indexed before that copy existed."""
+        found = outbox.cosine(vector, await outbox.stored_vectors(self._db, entry_ids))
+        missing = [i for i in entry_ids if i not in found]
+        if missing:
+            try:
+                found.update(await self._link.similarities(vector, partitions, missing) if self._link is not None
+                             else await self._similarities_here(vector, partitions, missing))
+            except SemanticUnavailable:
+                if not found:
+                    raise
+        return found
 
     async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
                             ) -> tuple[list[tuple[str, float]], list[float]]:
