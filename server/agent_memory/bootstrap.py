@@ -11,6 +11,7 @@ from agent_memory.config import Settings
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
+from agent_memory.core.metrics import Metrics
 from agent_memory.core.models import Caller, Layer
 from agent_memory.core.pruning import PruneService, Retention
 from agent_memory.core.ranking import RankWeights
@@ -46,6 +47,7 @@ class App:
     reflection: ReflectionService
     pruner: PruneService
     jobs: BackgroundJobs
+    metrics: Metrics
 
 
 def rank_weights(settings: Settings) -> RankWeights:
@@ -107,6 +109,7 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             vectors.start()
             stack.push_async_callback(vectors.aclose)
         limits = Limits(max_content_chars=settings.max_content_chars)
+        metrics = Metrics()
         notify = vectors.notify if vectors else None
         jobs = BackgroundJobs(pruning_service(settings, db, notify),
                               reflection_interval=settings.reflection_interval_seconds,
@@ -119,7 +122,15 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         sessions = SessionService(session_store(), audit, session_limits(settings), utc_now)
         reflection = ReflectionService(session_store(), sessions, limits, utc_now,
                                        max_items=settings.reflection_max_items)
-        jobs.start(reflection)
+        retrieval = RetrievalService(
+            SqliteRetrievalStore(db), vectors, audit,
+            RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings)),
+            utc_now,
+        )
+        jobs.start(reflection,
+                   metrics=(lambda: {**metrics.snapshot(), "retrieval": retrieval.metrics.snapshot()})
+                   if settings.metrics_log else None,
+                   metrics_interval=settings.metrics_log_interval_seconds)
         stack.push_async_callback(jobs.aclose)
         crud = CrudService(
             repo=SqliteEntryRepository(db, on_vector_change=notify, on_insert=jobs.inserted),
@@ -128,12 +139,7 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             limits=limits,
             clock=utc_now,
         )
-        retrieval = RetrievalService(
-            SqliteRetrievalStore(db), vectors, audit,
-            RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings)),
-            utc_now,
-        )
         yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
-                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs)
+                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from collections.abc import Sequence
 
 from agent_memory.config import ConfigError, Settings, flag_settings, load_settings, setting_help
@@ -58,6 +56,46 @@ def _parser() -> argparse.ArgumentParser:
     erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     erase.add_argument("--dry-run", action="store_true", help="only list what would be erased")
     _add_settings(erase)
+    export = commands.add_parser(
+        "export", help="write entries as JSON lines (every field, one entry a line)",
+        description="Writes entries in the order they were written, one JSON object a line with every field "
+                    "(schemas/memory_record.json). Exit codes: 0 done, 1 failed, 2 invalid arguments.")
+    export.add_argument("--scope", dest="select_scope", choices=["agent", "team", "global"])
+    export.add_argument("--namespace", dest="select_namespace", help="only this namespace")
+    export.add_argument("--cascade", action="store_true", help="with --namespace: also every namespace under it")
+    export.add_argument("--output", "-o", help="write to this file instead of stdout")
+    _add_settings(export)
+    import_ = commands.add_parser(
+        "import", help="read entries from JSON lines (a file, or stdin), as written by export",
+        description="Checks every line first; a bad line is reported with its line number. By default nothing "
+                    "is imported when any line is bad; --skip-bad imports the good ones. Ids, versions, etags "
+                    "and dates are kept, so export -> import -> export gives the same lines. Progress on stderr. "
+                    "Exit codes: 0 all imported, 1 bad lines (none imported, or some skipped) or failure, "
+                    "2 invalid arguments.")
+    import_.add_argument("file", nargs="?", help="JSON lines file (default: stdin)")
+    import_.add_argument("--skip-bad", action="store_true", help="import the good lines, report and skip the bad")
+    _add_settings(import_)
+    audit = commands.add_parser(
+        "audit", help="print audit rows as JSON lines, oldest first",
+        description="Who did what, where, when (never content). Exit codes: 0, 1 on failure, 2 invalid arguments.")
+    audit.add_argument("--since", help="only rows at or after this ISO-8601 time")
+    audit.add_argument("--agent", help="only this agent id")
+    audit.add_argument("--action", help="only this action (create, read, update, delete, list, promote, "
+                                        "memory_retrieval, log, compact, reflect, prune, erase, import, ...)")
+    audit.add_argument("--outcome", help="only this outcome (ok, denied, ...)")
+    audit.add_argument("--limit", type=int, help="at most this many rows")
+    _add_settings(audit)
+    warnings = commands.add_parser(
+        "warnings", help="summarise WARNING and ERROR lines the server logged since the last call",
+        description="Reads <data_dir>/logs/agent-memory.log (rotated). Exit codes: 0 none, 1 some were logged, "
+                    "2 invalid arguments.")
+    warnings.add_argument("--all", action="store_true", help="everything still kept, not only what is new")
+    warnings.add_argument("--lines", type=int, default=20, help="how many of the latest lines to show (default 20)")
+    _add_settings(warnings)
+    stats = commands.add_parser(
+        "stats", help="entries per scope, layer and namespace, sizes on disk, vector outbox backlog (JSON)",
+        description="Exit codes: 0, 1 on failure, 2 invalid setting.")
+    _add_settings(stats)
     verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
     verify.add_argument("token")
     for sub in (issue, verify):
@@ -73,6 +111,8 @@ def _settings(options: argparse.Namespace) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from agent_memory import cli_commands as commands
+
     options = _parser().parse_args(argv)
     try:
         settings = _settings(options)
@@ -81,128 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             serve(settings)
             return EXIT_OK
-        if options.command == "reindex":
-            return _reindex(settings)
-        if options.command == "prune":
-            return _prune(settings, options.dry_run)
-        if options.command == "erase":
-            return _erase(settings, options)
-        return _token(options, settings)
+        if options.command == "token":
+            return commands.token(options, settings)
+        return commands.HANDLERS[options.command](options, settings)
     except ConfigError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def _reindex(settings: Settings) -> int:
-    import anyio
-
-    from agent_memory.logging import configure_logging
-    from agent_memory.operations import OperationFailed, reindex
-
-    configure_logging("warning", settings.log_format)
-    try:
-        anyio.run(reindex, settings)
-    except OperationFailed as exc:
-        print(f"agent-memory: reindex failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
-
-
-def _print_victims(victims: list) -> None:  # noqa: ANN001 - core Victim rows
-    for victim in victims:
-        print(f"{victim.entry_id}\t{victim.scope}\t{victim.namespace}\t{victim.reason}")
-
-
-def _prune(settings: Settings, dry_run: bool) -> int:
-    import anyio
-
-    from agent_memory.logging import configure_logging
-    from agent_memory.operations import prune
-
-    configure_logging("warning", settings.log_format)
-    victims = anyio.run(lambda: prune(settings, dry_run=dry_run))
-    _print_victims(victims)
-    reasons: dict[str, int] = {}
-    for victim in victims:
-        reasons[victim.reason] = reasons.get(victim.reason, 0) + 1
-    detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
-    verb = "would delete" if dry_run else "deleted"
-    print(f"prune: {verb} {len(victims)} entries" + (f" ({detail})" if detail else ""), file=sys.stderr)
-    return EXIT_OK
-
-
-def _erase(settings: Settings, options: argparse.Namespace) -> int:
-    import anyio
-
-    from agent_memory.core.errors import InvalidParams
-    from agent_memory.core.models import Scope
-    from agent_memory.logging import configure_logging
-    from agent_memory.operations import OperationFailed, erase, erase_plan
-
-    configure_logging("warning", settings.log_format)
-    scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
-    try:
-        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade))
-    except InvalidParams as exc:
-        print(f"agent-memory: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
-    where = f"{scope.value} namespace {namespace}" + (" and every namespace under it" if cascade else "")
-    namespaces = sorted({v.namespace for v in planned})
-    if options.dry_run:
-        _print_victims(planned)
-        print(f"erase: would erase {len(planned)} entries in {where} ({len(namespaces)} namespaces)",
-              file=sys.stderr)
-        return EXIT_OK
-    if not planned:
-        print(f"erase: nothing to erase in {where}", file=sys.stderr)
-        return EXIT_OK
-    if not options.yes:
-        print(f"Erase {len(planned)} entries in {where} ({', '.join(namespaces[:5])}"
-              f"{', ...' if len(namespaces) > 5 else ''}) from SQLite and the vector index? This cannot be undone. "
-              "Type 'yes' to confirm: ", end="", file=sys.stderr, flush=True)
-        answer = sys.stdin.readline().strip().lower()
-        if answer not in ("y", "yes"):
-            print("erase: aborted, nothing erased", file=sys.stderr)
-            return EXIT_FAILED
-    try:
-        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade))
-    except OperationFailed as exc:
-        print(f"agent-memory: erase: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    _print_victims(erased)
-    print(f"erase: erased {len(erased)} entries in {where}; {vectors}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _token(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.auth import load_secret
-    from agent_memory.core.errors import Forbidden
-    from agent_memory.core.identity import parse_identity
-    from agent_memory.core.models import ALL_SKILLS
-    from agent_memory.core.tokens import TokenError, issue_token, verify_token
-
-    secret = load_secret(settings)
-    now = int(time.time())
-    if options.token_command == "verify":
-        try:
-            claims = verify_token(options.token.strip(), secret, now=now)
-        except TokenError as exc:
-            print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        print(json.dumps(claims.as_dict(), indent=2))
-        return EXIT_OK
-    raw: dict[str, object] = {"agent_id": options.token_agent_id, "system_type": options.token_system_type,
-                              "team": options.token_team}
-    if options.token_skills is not None:
-        raw["skills"] = options.token_skills
-    try:
-        caller = parse_identity(raw, default_skills=ALL_SKILLS)
-        token = issue_token(caller, secret, now=now, ttl_seconds=options.ttl)
-    except (Forbidden, ValueError) as exc:
-        print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    print(token)
-    return EXIT_OK
 
 
 if __name__ == "__main__":

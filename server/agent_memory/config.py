@@ -183,6 +183,9 @@ class Settings:
                                                "Pruning: days a `long_term` entry is kept (0: forever)")
     retention_meta_days: float = _setting(0.0, _float_between(0, 36_500),
                                           "Pruning: days a `meta` entry is kept (0: forever)")
+    metrics_log: bool = _setting(False, _bool, "Log the in-process metrics (as in memory://metrics) periodically")
+    metrics_log_interval_seconds: float = _setting(60.0, _float_between(1, 86_400),
+                                                   "Seconds between metrics log lines when metrics_log is on")
 
     @property
     def data_path(self) -> Path:
@@ -191,6 +194,11 @@ class Settings:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = Path(xdg) if xdg else Path.home() / ".local" / "share"
         return base / "agent-memory"
+
+    @property
+    def log_dir(self) -> Path | None:
+        """Where warnings and errors are kept for `agent-memory warnings` (none for the list store)."""
+        return None if self.backend == "list" else self.data_path / "logs"
 
     @property
     def chroma_dir(self) -> Path:

@@ -30,7 +30,8 @@ class BackgroundJobs:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self, reflection: ReflectionService) -> None:
+    def start(self, reflection: ReflectionService, metrics: Callable[[], dict[str, object]] | None = None,
+              metrics_interval: float = 60.0) -> None:
         self._reflection = reflection
 
         def spawn(name: str, job: Callable[[], Awaitable[None]]) -> None:
@@ -42,6 +43,12 @@ class BackgroundJobs:
         if self._prune_interval > 0:
             spawn("pruning", lambda: self._every(self._prune_interval, self.prune_once))
         spawn("pruning-after-writes", self._after_writes)
+        if metrics is not None:
+            async def log_metrics() -> int:
+                log.info("metrics", **metrics())
+                return 0
+
+            spawn("metrics-log", lambda: self._every(metrics_interval, log_metrics))
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):

@@ -21,7 +21,7 @@ log = structlog.get_logger("agent_memory")
 
 def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
     """Serve MCP over stdin/stdout until the client closes the connection."""
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     server = create_server(settings, extra_tools=extra_tools)
 
     async def run() -> None:
@@ -51,7 +51,7 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> B
 
 def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
     """Serve MCP streamable HTTP until interrupted."""
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     app = http_app(settings, extra_tools=extra_tools)
     config = uvicorn.Config(app, host=settings.http_host, port=settings.http_port, log_config=None,
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)

@@ -57,7 +57,9 @@ async def run(size: int, n_queries: int) -> None:
     data_dir = tempfile.mkdtemp(prefix=f"bench-retrieve-{size}-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
-                "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_LOG_FORMAT": "json"})
+                "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_LOG_FORMAT": "json",
+                # one namespace holds every entry: keep the pruner from trimming it to its default limit
+                "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(size * 2)})
     log_path = Path(data_dir) / "server.log"
     params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
     with log_path.open("w") as log:

@@ -121,6 +121,18 @@ class CrudService:
         await self._audit.record(self._event(call, "read", scope, namespace, entry.id, "ok"))
         return entry
 
+    async def read_by_id(self, call: Call, entry_id: str) -> Entry:
+        """Read one entry by id alone (the MCP resource template): found only where the caller
+        may read it; anything else is NOT_FOUND (never FORBIDDEN), audited as a denial."""
+        found = (await self._repo.get_many([entry_id])).get(entry_id)
+        if found is None:
+            raise NotFound(f"no entry {entry_id}", id=entry_id)
+        if not permissions.is_allowed(call.caller, Access.READ, found.scope, found.namespace):
+            await self._audit.record(self._event(call, "read", found.scope, found.namespace, entry_id, "denied",
+                                                 access=Access.READ.value))
+            raise NotFound(f"no entry {entry_id}", id=entry_id)
+        return await self.read(call, found.scope, found.namespace, entry_id)
+
     async def update(self, call: Call, scope: Scope, namespace: str, change: EntryChange) -> Entry:
         await self._require(call, Access.WRITE, scope, namespace)
         unknown = set(change.changes) - UPDATABLE_FIELDS

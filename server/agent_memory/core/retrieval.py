@@ -147,6 +147,10 @@ class RetrievalSettings:
 
 
 class RetrievalService:
+    async def readable_partitions(self, caller: Caller) -> list[Partition]:
+        """Every (scope, namespace) holding entries that `caller` may read."""
+        return await self._store.readable_partitions(caller, tuple(Scope), ())
+
     def __init__(self, store: RetrievalStore, semantic: SemanticIndex | None, audit: AuditSink,
                  settings: RetrievalSettings, clock: Callable[[], datetime]) -> None:
         self._store = store

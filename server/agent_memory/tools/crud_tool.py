@@ -19,6 +19,7 @@ from agent_memory.tools.contracts import (
     UpdateItem,
 )
 from agent_memory.tools.errors import parse_model, to_error_info
+from agent_memory.tools.records import wire_record
 
 DESCRIPTION = """Create, read, update, delete, list and promote memories in agent, team and global scope.
 
@@ -45,19 +46,6 @@ your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 WRITE_ACTIONS = {"create", "update", "delete"}
 
 
-def _record(entry: Entry) -> dict[str, Any]:
-    """The wire form of an entry (the shape of `MemoryRecord`, built without revalidating it)."""
-    return {
-        "id": entry.id, "scope": entry.scope.value, "namespace": entry.namespace, "team": entry.team,
-        "owner_agent_id": entry.owner_agent_id, "content": entry.content, "tags": list(entry.tags),
-        "priority": entry.priority.value, "source": entry.source.value, "confidence": entry.confidence,
-        "layer": entry.layer.value, "created_at": entry.created_at, "updated_at": entry.updated_at,
-        "expires_at": entry.expires_at, "version": entry.version, "etag": entry.etag,
-        "conflict": entry.conflict, "conflict_of": entry.conflict_of, "session_id": entry.session_id,
-        "promoted_from": entry.promoted_from, "compacted": entry.compacted,
-    }
-
-
 def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cursor: str | None = None
              ) -> dict[str, Any]:
     """The wire form of `MemoryCrudResult`."""
@@ -75,7 +63,7 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
     namespace = await crud.authorize(call, access, scope, args.namespace)
     if args.action == "list":
         page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit)
-        return _payload([_record(e) for e in page.items], [], page.next_cursor)
+        return _payload([wire_record(e) for e in page.items], [], page.next_cursor)
     raw_items = _raw_items(args)
     handlers: dict[str, Callable[[Any], Awaitable[Entry]]] = {
         "create": lambda item: crud.create(call, scope, namespace, _new_entry(item, args)),
@@ -89,7 +77,7 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
     for index, raw in enumerate(raw_items):
         try:
             item = parse_model(ITEM_MODELS[args.action], raw, prefix=f"items[{index}]")
-            items.append(_record(await handlers[args.action](item)))
+            items.append(wire_record(await handlers[args.action](item)))
         except DomainError as error:
             errors.append(to_error_info(item_error(error, index)).model_dump(mode="json"))
     return _payload(items, errors)

@@ -10,7 +10,7 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.extract import Turn
 from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.sessions import SessionService
-from agent_memory.tools.crud_tool import _record
+from agent_memory.tools.records import wire_record
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs
 from agent_memory.tools.sampling import sampling_distiller
 
@@ -46,20 +46,20 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
             raise InvalidParams("log needs turns", field="turns")
         turns = [Turn(role=t.role, content=t.content, name=t.name, at=t.at) for t in args.turns]
         logged = await sessions.log(call, args.session_id, turns)
-        result.update(items=[_record(e) for e in logged.entries], turns_processed=len(logged.entries),
+        result.update(items=[wire_record(e) for e in logged.entries], turns_processed=len(logged.entries),
                       truncated=logged.truncated)
         if logged.compaction is not None and logged.compaction.summary is not None:
             result.update(compacted=len(logged.compaction.compacted_ids), summary_id=logged.compaction.summary.id)
     elif args.action == "compact":
         compaction = await sessions.compact(call, args.session_id, args.keep_recent)
         if compaction.summary is not None:
-            result.update(items=[_record(compaction.summary)], compacted=len(compaction.compacted_ids),
+            result.update(items=[wire_record(compaction.summary)], compacted=len(compaction.compacted_ids),
                           summary_id=compaction.summary.id)
     else:
         distiller = sampling_distiller(ctx) if args.use_sampling and ctx is not None else None
         done = await reflection.reflect(call, args.session_id, facts=args.facts, rules=args.rules,
                                         distiller=distiller, max_items=args.max_items)
-        result.update(items=[_record(e) for e in done.entries], engine=done.engine,
+        result.update(items=[wire_record(e) for e in done.entries], engine=done.engine,
                       fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids)
     return result
 

@@ -12,11 +12,16 @@ from typing import Any
 import structlog
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
     TextContent,
     Tool,
     ToolAnnotations,
@@ -31,6 +36,7 @@ from agent_memory.core.errors import DomainError, Forbidden, InvalidParams, Rate
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
 from agent_memory.http import caller_from_request
+from agent_memory.tools import resources
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
@@ -196,8 +202,25 @@ class Dispatcher:
             log.exception("tool_failed", **fields)
             return _result(spec, internal_error(request_id), True)
         finally:
-            log.info(f"{params.name[:64]}_invocation", outcome=outcome,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 3), **fields)
+            duration_ms = round((time.perf_counter() - started) * 1000, 3)
+            ctx.lifespan_context.metrics.observe(params.name[:64] if spec else "unknown", outcome, duration_ms)
+            log.info(f"{params.name[:64]}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
+
+    async def list_resources(self, ctx: ServerRequestContext[App, Any], params: Any) -> ListResourcesResult:
+        return ListResourcesResult(resources=resources.RESOURCES)
+
+    async def list_resource_templates(self, ctx: ServerRequestContext[App, Any], params: Any
+                                      ) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(resource_templates=resources.TEMPLATES)
+
+    async def read_resource(self, ctx: ServerRequestContext[App, Any], params: ReadResourceRequestParams
+                            ) -> ReadResourceResult:
+        try:
+            caller = _caller(ctx)
+        except DomainError as error:
+            info = to_error_info(error)
+            raise MCPError(-32602, info.message, info.model_dump()) from None
+        return await resources.read(ctx.lifespan_context, caller, str(params.uri))
 
 
 def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -> Server[App]:
@@ -217,4 +240,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -
         get_tool_input_schema=dispatcher.input_schema,
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
+        on_list_resources=dispatcher.list_resources,
+        on_list_resource_templates=dispatcher.list_resource_templates,
+        on_read_resource=dispatcher.read_resource,
     )

@@ -1,0 +1,292 @@
+"""Handlers of the `agent-memory` commands other than `serve` (each returns an exit code)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from agent_memory.config import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def reindex(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import OperationFailed, reindex
+
+    configure_logging("warning", settings.log_format)
+    try:
+        anyio.run(reindex, settings)
+    except OperationFailed as exc:
+        print(f"agent-memory: reindex failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_victims(victims: list) -> None:  # noqa: ANN001 - core Victim rows
+    for victim in victims:
+        print(f"{victim.entry_id}\t{victim.scope}\t{victim.namespace}\t{victim.reason}")
+
+
+def prune(options: argparse.Namespace, settings: Settings) -> int:
+    dry_run = options.dry_run
+    import anyio
+
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import prune
+
+    configure_logging("warning", settings.log_format)
+    victims = anyio.run(lambda: prune(settings, dry_run=dry_run))
+    _print_victims(victims)
+    reasons: dict[str, int] = {}
+    for victim in victims:
+        reasons[victim.reason] = reasons.get(victim.reason, 0) + 1
+    detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    verb = "would delete" if dry_run else "deleted"
+    print(f"prune: {verb} {len(victims)} entries" + (f" ({detail})" if detail else ""), file=sys.stderr)
+    return EXIT_OK
+
+
+def erase(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.core.errors import InvalidParams
+    from agent_memory.core.models import Scope
+    from agent_memory.logging import configure_logging
+    from agent_memory.operations import OperationFailed, erase, erase_plan
+
+    configure_logging("warning", settings.log_format)
+    scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
+    try:
+        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade))
+    except InvalidParams as exc:
+        print(f"agent-memory: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    where = f"{scope.value} namespace {namespace}" + (" and every namespace under it" if cascade else "")
+    namespaces = sorted({v.namespace for v in planned})
+    if options.dry_run:
+        _print_victims(planned)
+        print(f"erase: would erase {len(planned)} entries in {where} ({len(namespaces)} namespaces)",
+              file=sys.stderr)
+        return EXIT_OK
+    if not planned:
+        print(f"erase: nothing to erase in {where}", file=sys.stderr)
+        return EXIT_OK
+    if not options.yes:
+        print(f"Erase {len(planned)} entries in {where} ({', '.join(namespaces[:5])}"
+              f"{', ...' if len(namespaces) > 5 else ''}) from SQLite and the vector index? This cannot be undone. "
+              "Type 'yes' to confirm: ", end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            print("erase: aborted, nothing erased", file=sys.stderr)
+            return EXIT_FAILED
+    try:
+        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade))
+    except OperationFailed as exc:
+        print(f"agent-memory: erase: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    _print_victims(erased)
+    print(f"erase: erased {len(erased)} entries in {where}; {vectors}", file=sys.stderr)
+    return EXIT_OK
+
+
+def token(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.auth import load_secret
+    from agent_memory.core.errors import Forbidden
+    from agent_memory.core.identity import parse_identity
+    from agent_memory.core.models import ALL_SKILLS
+    from agent_memory.core.tokens import TokenError, issue_token, verify_token
+
+    secret = load_secret(settings)
+    now = int(time.time())
+    if options.token_command == "verify":
+        try:
+            claims = verify_token(options.token.strip(), secret, now=now)
+        except TokenError as exc:
+            print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        print(json.dumps(claims.as_dict(), indent=2))
+        return EXIT_OK
+    raw: dict[str, object] = {"agent_id": options.token_agent_id, "system_type": options.token_system_type,
+                              "team": options.token_team}
+    if options.token_skills is not None:
+        raw["skills"] = options.token_skills
+    try:
+        caller = parse_identity(raw, default_skills=ALL_SKILLS)
+        token = issue_token(caller, secret, now=now, ttl_seconds=options.ttl)
+    except (Forbidden, ValueError) as exc:
+        print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    print(token)
+    return EXIT_OK
+
+
+
+
+def _quiet(settings: Settings) -> None:
+    from agent_memory.logging import configure_logging
+
+    configure_logging("warning", settings.log_format)
+
+
+async def _opened(settings: Settings):  # noqa: ANN202 - returns the Database
+    from agent_memory.storage.sqlite.database import Database
+    from agent_memory.storage.sqlite.migrations import migrate
+
+    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    await db.open()
+    await migrate(db)
+    return db
+
+
+def export(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.transfer import export_entries
+
+    _quiet(settings)
+    if options.cascade and not options.select_namespace:
+        print("agent-memory: --cascade needs --namespace", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> int:
+        db = await _opened(settings)
+        try:
+            if options.output:
+                with open(options.output, "w", encoding="utf-8") as out:
+                    return await export_entries(db, out, scope=options.select_scope,
+                                                namespace=options.select_namespace, cascade=options.cascade)
+            count = await export_entries(db, sys.stdout, scope=options.select_scope,
+                                         namespace=options.select_namespace, cascade=options.cascade)
+            sys.stdout.flush()
+            return count
+        finally:
+            await db.close()
+
+    try:
+        count = anyio.run(run)
+    except OSError as exc:
+        print(f"agent-memory: export failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"export: {count} entries", file=sys.stderr)
+    return EXIT_OK
+
+
+def import_(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.transfer import ImportReport, import_entries
+
+    _quiet(settings)
+    try:
+        source = open(options.file, encoding="utf-8") if options.file else sys.stdin  # noqa: SIM115
+    except OSError as exc:
+        print(f"agent-memory: import: cannot read {options.file}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(report: ImportReport) -> None:
+        print(f"import: {report.imported}/{report.read} entries", file=sys.stderr, flush=True)
+
+    async def run() -> ImportReport:
+        db = await _opened(settings)
+        try:
+            return await import_entries(settings, db, source, on_error="skip" if options.skip_bad else "abort",
+                                        progress=progress)
+        finally:
+            await db.close()
+
+    try:
+        report = anyio.run(run)
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    for number, why in report.bad:
+        print(f"import: line {number}: {why}", file=sys.stderr)
+    if report.bad and not options.skip_bad:
+        print(f"import: {len(report.bad)} bad lines; nothing imported (use --skip-bad to import the others)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    skipped = f", {len(report.bad)} bad lines skipped" if report.bad else ""
+    print(f"import: done, {report.imported} entries imported{skipped}", file=sys.stderr)
+    return EXIT_FAILED if report.bad else EXIT_OK
+
+
+def audit(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.core.errors import InvalidParams
+    from agent_memory.core.rules import normalise_timestamp
+    from agent_memory.inspection import audit_rows
+
+    _quiet(settings)
+    try:
+        since = normalise_timestamp(options.since, "--since") if options.since else None
+    except InvalidParams as exc:
+        print(f"agent-memory: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    if options.limit is not None and options.limit < 1:
+        print("agent-memory: --limit must be 1 or more", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> list:
+        db = await _opened(settings)
+        try:
+            return await audit_rows(db, since=since, agent=options.agent, action=options.action,
+                                    outcome=options.outcome, limit=options.limit)
+        finally:
+            await db.close()
+
+    rows = anyio.run(run)
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False))
+    print(f"audit: {len(rows)} rows", file=sys.stderr)
+    return EXIT_OK
+
+
+def stats(options: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from agent_memory.inspection import store_stats
+
+    _quiet(settings)
+
+    async def run() -> dict:
+        db = await _opened(settings)
+        try:
+            return await store_stats(db, sqlite_file=settings.sqlite_file,
+                                     chroma_dir=None if settings.chroma_host else settings.chroma_dir)
+        finally:
+            await db.close()
+
+    print(json.dumps(anyio.run(run), indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def warnings(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.inspection import warnings_since_last_call
+
+    if settings.log_dir is None:
+        print("agent-memory: the list store keeps no log file", file=sys.stderr)
+        return EXIT_USAGE
+    report = warnings_since_last_call(settings.log_dir, everything=options.all)
+    since = "kept" if options.all or report.since is None else f"since {report.since}"
+    if not report.lines:
+        print(f"warnings: none {since}")
+        return EXIT_OK
+    errors = sum(1 for line in report.lines if line.get("level") in ("error", "critical"))
+    print(f"warnings: {len(report.lines) - errors} warnings and {errors} errors {since}")
+    for level, event, count, last in report.summary():
+        print(f"  {count:>5}  {level:<8} {event}  (last {last})")
+    if options.lines > 0:
+        print("latest:")
+        for line in report.lines[-options.lines:]:
+            print("  " + json.dumps(line, ensure_ascii=False))
+    return EXIT_FAILED
+
+
+HANDLERS = {"reindex": reindex, "prune": prune, "erase": erase, "export": export, "import": import_,
+            "audit": audit, "stats": stats, "warnings": warnings}

@@ -1,0 +1,77 @@
+"""MCP resources: `memory://metrics`, `memory://stats`, and the template `memory://entries/{id}`.
+
+Every read runs as the caller bound to the session, like a tool call. Metrics are server-wide
+counters (no content). Stats count only the partitions the caller may read (plus sizes on disk,
+which reveal no content). An entry is returned only where the caller may read it; anything else
+is "not found", never "forbidden".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mcp import types
+from mcp.shared.exceptions import MCPError
+
+from agent_memory.core.commands import Call
+from agent_memory.core.errors import DomainError, Forbidden
+from agent_memory.core.ids import new_request_id
+from agent_memory.core.models import Skill
+from agent_memory.inspection import store_stats
+from agent_memory.tools.errors import to_error_info
+from agent_memory.tools.records import wire_record
+
+METRICS_URI = "memory://metrics"
+STATS_URI = "memory://stats"
+ENTRY_TEMPLATE = "memory://entries/{id}"
+_ENTRY = re.compile(r"^memory://entries/([A-Za-z0-9_.:-]{1,128})$")
+RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource
+INVALID_PARAMS = -32602
+
+RESOURCES = [
+    types.Resource(name="metrics", uri=METRICS_URI, mime_type="application/json",
+                   description="Counters, hit rate, injection size and latency percentiles per tool (JSON)."),
+    types.Resource(name="stats", uri=STATS_URI, mime_type="application/json",
+                   description="Entries per scope, layer and namespace you may read; sizes on disk; outbox backlog."),
+]
+TEMPLATES = [
+    types.ResourceTemplate(name="entry", uri_template=ENTRY_TEMPLATE, mime_type="application/json",
+                           description="One memory entry you may read, by id (others: not found)."),
+]
+
+
+def _json(uri: str, data: Any) -> types.ReadResourceResult:
+    return types.ReadResourceResult(contents=[types.TextResourceContents(
+        uri=uri, mime_type="application/json", text=json.dumps(data, ensure_ascii=False, separators=(",", ":")))])
+
+
+def _error(code: int, error: DomainError) -> MCPError:
+    info = to_error_info(error)
+    return MCPError(code, info.message, info.model_dump())
+
+
+async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
+    """Raises: MCPError (resource not found, or the structured error as its data)."""
+    app.metrics.resource_reads += 1
+    if uri == METRICS_URI:
+        return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
+    if uri == STATS_URI:
+        partitions = await app.retrieval.readable_partitions(caller)
+        stats = await store_stats(app.db, sqlite_file=app.settings.sqlite_file,
+                                  chroma_dir=None if app.settings.chroma_host else app.settings.chroma_dir,
+                                  partitions=partitions)
+        return _json(uri, stats)
+    match = _ENTRY.match(uri)
+    if match is None:
+        raise MCPError(RESOURCE_NOT_FOUND, f"no resource {uri[:200]}", {"uri": uri[:200]})
+    if Skill.CRUD not in caller.skills:
+        raise _error(INVALID_PARAMS, Forbidden(f"agent {caller.agent_id} is not granted the memory_crud skill",
+                                               skill=Skill.CRUD.value))
+    call = Call(caller, new_request_id(), "memory_crud", "read")
+    try:
+        entry = await app.crud.read_by_id(call, match.group(1))
+    except DomainError as exc:
+        raise _error(RESOURCE_NOT_FOUND if exc.code == "NOT_FOUND" else INVALID_PARAMS, exc) from None
+    return _json(uri, wire_record(entry))
