@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -40,6 +41,15 @@ async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) ->
         reflected = await client.call_tool("memory_reflect", {"action": "reflect", "session_id": "s1"})
         assert reflected.structured_content["engine"] == "extractive"
         assert [i["layer"] for i in reflected.structured_content["items"]] == ["meta"]
+        # The model and the vector index load and answer with no network (CI runs this file under
+        # `unshare -n`, so any download or telemetry call would fail here).
+        with anyio.fail_after(60):
+            while True:
+                found = await client.call_tool("memory_retrieve", {"query": "who gets paged?", "mode": "semantic"})
+                if found.structured_content["degraded"] is None:
+                    break
+                await anyio.sleep(0.2)
+        assert found.structured_content["items"][0]["content"] == "Never page the on-call engineer for warnings."
     assert (tmp_path / "memory.db").exists()
 
 
