@@ -7,6 +7,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
+import structlog
+
 from agent_memory.config import Settings
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
@@ -31,6 +33,8 @@ from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.storage.vectors.chroma_index import ChromaIndex
 from agent_memory.storage.vectors.embedder import default_model_files
 from agent_memory.storage.vectors.runtime import VectorRuntime
+
+log = structlog.get_logger("agent_memory.jobs")
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,10 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             return SqliteSessionStore(db, on_vector_change=notify, on_insert=jobs.inserted)
 
         sessions = SessionService(session_store(), audit, session_limits(settings), utc_now)
-        reflection = ReflectionService(session_store(), sessions, limits, utc_now,
-                                       max_items=settings.reflection_max_items)
+        reflection = ReflectionService(
+            session_store(), sessions, limits, utc_now, max_items=settings.reflection_max_items,
+            on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
+                                                            code=code))
         retrieval = RetrievalService(
             SqliteRetrievalStore(db), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings)),

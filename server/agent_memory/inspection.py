@@ -51,9 +51,10 @@ def _size(path: Path) -> int:
 
 
 async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path | None,
-                      partitions: list[Partition] | None = None) -> dict[str, Any]:
+                      partitions: list[Partition] | None = None, reader: tuple[str, str] | None = None
+                      ) -> dict[str, Any]:
     """Entries per scope, layer and namespace, sizes on disk and the vector outbox backlog. With
-    `partitions`, only entries in those (scope, namespace)s are counted (what one caller may read)."""
+    `partitions` (and `reader`: agent id, team), only entries that caller may read are counted."""
     where, params = "", []
     if partitions is not None:
         if not partitions:
@@ -61,6 +62,9 @@ async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path
         else:
             where = f" WHERE (scope, namespace) IN (VALUES {', '.join('(?, ?)' for _ in partitions)})"
             params = [v for p in partitions for v in (p.scope, p.namespace)]
+            if reader is not None:  # agent-scope entries count only when the reader owns them, same team
+                where += " AND (scope != 'agent' OR (owner_agent_id = ? AND team = ?))"
+                params += list(reader)
     async with db.reading() as conn:
         grouped = list(await conn.execute_fetchall(
             f"SELECT scope, namespace, layer, COUNT(*), SUM(compacted), SUM(conflict) FROM entries{where} "

@@ -106,11 +106,14 @@ async def _purge_vectors(settings: Settings, db: Database, ids: list[str], wait_
                 pass
             return "vectors removed"
         deadline = time.monotonic() + wait_seconds
-        marks = ", ".join("?" for _ in ids)
         while time.monotonic() < deadline:  # the owning server applies the outbox within seconds
-            async with db.reading() as conn:
-                left = list(await conn.execute_fetchall(
-                    f"SELECT COUNT(*) FROM vector_outbox WHERE entry_id IN ({marks})", ids))[0][0]
+            left = 0
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                async with db.reading() as conn:
+                    left += list(await conn.execute_fetchall(
+                        f"SELECT COUNT(*) FROM vector_outbox WHERE entry_id IN ({marks})", chunk))[0][0]
             if left == 0:
                 return "vectors removed by the server that owns the index"
             await asyncio.sleep(0.2)

@@ -27,6 +27,7 @@ from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, normalise_timestamp
 from agent_memory.core.rules import resolve_namespace as _resolve
+from agent_memory.core.sessions import check_session_id
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWriteTransaction
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
@@ -110,6 +111,8 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         raise InvalidParams("team must be null for global entries and set for agent and team entries")
     if not r.namespace:
         raise InvalidParams("namespace must not be empty")
+    if r.session_id is not None:
+        check_session_id(r.session_id)
     _resolve(_Anyone, scope, r.namespace)
     if r.version < 1 or not r.etag:
         raise InvalidParams("version must be 1 or more and etag non-empty")
@@ -185,6 +188,9 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
                                     tool="import", action="import", scope=entry.scope.value,
                                     namespace=entry.namespace, entry_id=entry.id, outcome="ok",
                                     details={"line": number}))
+            done = [entry.id for number, entry in batch if (number, f"id {entry.id} is already stored") not in problems]
+            if done:
+                tx.mark_reflected(done, at)
             if problems and on_error == "abort":
                 raise _Abort(problems)
             return problems

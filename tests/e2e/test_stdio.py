@@ -46,8 +46,8 @@ async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) ->
         with anyio.fail_after(60):
             while True:
                 found = await client.call_tool("memory_retrieve", {"query": "who gets paged?", "mode": "semantic"})
-                if found.structured_content["degraded"] is None:
-                    break
+                if found.structured_content["degraded"] is None and found.structured_content["items"]:
+                    break  # loaded, and the entry is indexed
                 await anyio.sleep(0.2)
         assert found.structured_content["items"][0]["content"] == "Never page the on-call engineer for warnings."
     assert (tmp_path / "memory.db").exists()

@@ -13,7 +13,7 @@ from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
 from agent_memory.core.errors import Conflict
 from agent_memory.core.models import Caller, Layer, Priority, Scope, SystemType
-from agent_memory.core.pruning import PruneService, Retention
+from agent_memory.core.pruning import Actor, PruneService, Retention
 from agent_memory.core.rules import Limits
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.database import Database
@@ -121,3 +121,18 @@ async def test_erase_removes_a_namespace_and_with_cascade_those_under_it(db: Dat
     audited = await rows(db, "SELECT tool, action, entry_id FROM audit WHERE action = 'erase'")
     assert {r[2] for r in audited} == {ids["ops"], ids["ops/a"], ids["ops/a/deep"]}
     assert await service.erase(Scope.AGENT, "nobody") == []
+
+
+async def test_a_conflict_that_appears_after_planning_saves_its_entry(db: Database, crud: CrudService) -> None:
+    doomed = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("old and low", priority=Priority.LOW))
+    await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("newer"))
+    service = pruner(db, retention=Retention(max_entries_per_namespace=1, days={}))
+    planned = await service.prune(dry_run=True)
+    assert [v.entry_id for v in planned] == [doomed.id]
+    current = await crud.update(ALICE, Scope.AGENT, "alice", EntryChange(doomed.id, {"content": "v2"}))
+    planned = await service.prune(dry_run=True)  # planned against the current etag
+    with pytest.raises(Conflict):
+        await crud.update(ALICE, Scope.AGENT, "alice", EntryChange(doomed.id, {"content": "v3"},
+                                                                   if_match=doomed.etag))
+    assert (await service._delete(planned, Actor(), "prune", check_etag=True)) == []  # noqa: SLF001
+    assert current.id in {r[0] for r in await rows(db, "SELECT id FROM entries")}

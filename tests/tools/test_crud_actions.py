@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from mcp import Client
 
 from tests.conftest import Agent, identity
 
@@ -186,3 +187,11 @@ async def test_agent_namespace_defaults_to_caller_id_and_accepts_sub_namespaces(
     assert [e["id"] for e in listed["items"]] == [entry["id"]]
     failed, data = await agent.crud(action="read", items=[{"id": entry["id"]}])
     assert failed and data["errors"][0]["code"] == "NOT_FOUND"
+
+
+async def test_list_in_agent_scope_shows_only_the_callers_team(client: Client) -> None:
+    red, blue = Agent(client, identity("alice", team="red")), Agent(client, identity("alice", team="blue"))
+    mine = await red.create("red alice's note")
+    await blue.create("blue alice's note")
+    failed, data = await red.crud(action="list")
+    assert not failed and [e["id"] for e in data["items"]] == [mine["id"]]

@@ -262,3 +262,28 @@ async def test_the_background_job_reflects_new_sessions(tmp_path: Path) -> None:
         assert data["items"][0]["content"] == "The user prefers green tea in the afternoon."
         failed, again = await agent.reflect(action="reflect", session_id="s")
         assert again["engine"] is None  # the job already moved the watermark
+
+
+async def test_the_same_agent_id_in_another_team_never_touches_the_session(client: Client) -> None:
+    red, blue = Agent(client, identity("alice", team="red")), Agent(client, identity("alice", team="blue"))
+    await red.log("s", "I prefer the red deployment checklist.", "Never deploy the red stack on Mondays.")
+    await blue.log("s", "I prefer blue-green deployments for the API.")
+    failed, data = await blue.reflect(action="reflect", session_id="s")
+    assert not failed and data["turns_processed"] == 1
+    assert [i["content"] for i in data["items"]] == ["The user prefers blue-green deployments for the API."]
+    failed, compacted = await blue.reflect(action="compact", session_id="s", keep_recent=0)
+    assert compacted["compacted"] == 1 and "red" not in compacted["items"][0]["content"]
+    failed, red_data = await red.reflect(action="reflect", session_id="s")
+    assert red_data["turns_processed"] == 2 and red_data["updated_ids"] == []
+    failed, red_turns = await red.crud(action="list", filters={"session_id": "s", "layer": "session"})
+    assert not any(t["compacted"] for t in red_turns["items"])
+
+
+async def test_a_turn_that_reuses_a_deleted_turns_position_is_still_reflected(agent: Agent) -> None:
+    first = await agent.log("s", "I prefer oat milk in coffee.", "I like long walks by the river.")
+    await agent.reflect(action="reflect", session_id="s")
+    failed, _ = await agent.crud(action="delete", items=[{"id": first["items"][-1]["id"]}])
+    assert not failed
+    await agent.log("s", "I prefer trains over planes for trips under 800 km.")
+    failed, data = await agent.reflect(action="reflect", session_id="s")
+    assert data["turns_processed"] == 1 and "trains over planes" in data["items"][0]["content"]

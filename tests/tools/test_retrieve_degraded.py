@@ -31,6 +31,22 @@ async def test_missing_model_degrades_to_keyword_only_with_the_reason(tmp_path: 
                     break
                 await anyio.sleep(0.1)
         assert not failed and [i["id"] for i in data["items"]] == [entry["id"]]
+        # A process that cannot embed does not keep the vector directory to itself: another
+        # server with a working model can take it over.
+        import fcntl
+
+        lock = os.open(tmp_path / "data" / "chroma.lock", os.O_RDWR)
+        try:
+            for _ in range(50):  # (it retries now and then, holding the lock for that moment)
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    await anyio.sleep(0.02)
+            else:
+                raise AssertionError("the vector directory stays locked by a process without a model")
+        finally:
+            os.close(lock)
 
 
 async def test_tools_list_and_keyword_retrieval_answer_before_the_model_is_loaded(tmp_path: Path) -> None:

@@ -249,7 +249,8 @@ class CrudService:
         binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
                                 dataclasses.asdict(filters))
         after = self._cursors.decode(cursor, binding) if cursor else None
-        query = ListQuery(scope=scope, namespace=namespace, filters=filters, now=format_ts(self._clock()))
+        query = ListQuery(scope=scope, namespace=namespace, filters=filters, now=format_ts(self._clock()),
+                          owner_team=(call.caller.agent_id, call.caller.team) if scope is Scope.AGENT else None)
         rows = await self._repo.list_page(query, after, limit + 1)
         page, more = rows[:limit], len(rows) > limit
         next_cursor = (

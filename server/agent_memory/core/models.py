@@ -113,6 +113,9 @@ class ListQuery:
     namespace: str
     filters: ListFilters
     now: str
+    # Agent scope: only entries this agent owns in this team (an agent id reused in another team
+    # sees none of them).
+    owner_team: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

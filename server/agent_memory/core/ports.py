@@ -28,6 +28,10 @@ class WriteTransaction(Protocol):
 
     def delete(self, entry_id: str, *, expected_etag: str) -> bool: ...
 
+    def has_pending_conflict(self, entry_id: str) -> bool:
+        """Whether a conflict entry refers to this entry (it must then stay until reconciled)."""
+        ...
+
     def audit(self, event: AuditEvent) -> None: ...
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
@@ -55,12 +59,31 @@ class AuditSink(Protocol):
     async def record(self, event: AuditEvent) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """One session of one agent in one team: its turns live in the agent's own namespace, owned by
+    that agent, in that team (an agent id reused in another team never sees them)."""
+
+    agent_id: str
+    team: str
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """How far a session has been reflected: the storage position of the last turn distilled, and
+    when (turns written after that time count as new even if a position was reused)."""
+
+    position: int = 0
+    at: str = ""
+
+
 class SessionTransaction(WriteTransaction, Protocol):
     def mark_compacted(self, entry_ids: Sequence[str]) -> int:
         """Mark session turns compacted (kept, listable, out of retrieval); returns how many."""
         ...
 
-    def move_reflection_mark(self, namespace: str, session_id: str, expected: int, new: int, at: str) -> bool:
+    def move_reflection_mark(self, key: SessionKey, expected: int, new: int, at: str) -> bool:
         """Compare-and-set the session's reflection watermark (a turn's storage position): False
         when another reflection moved it first."""
         ...
@@ -77,22 +100,22 @@ class SessionRef:
 class SessionStore(Protocol):
     async def transact(self, work: Callable[[SessionTransaction], T]) -> T: ...
 
-    async def session_turns(self, namespace: str, session_id: str, *, after: int = 0,
+    async def session_turns(self, key: SessionKey, *, after: Mark | None = None,
                             compacted: bool | None = None) -> list[tuple[int, Entry]]:
-        """The session's turns (not its summaries) in the caller's agent namespace, oldest first,
-        with their storage positions; only those after position `after`."""
+        """The session's turns (not its summaries), oldest first, with their storage positions;
+        with `after`, only those written after that mark."""
         ...
 
-    async def uncompacted_chars(self, namespace: str, session_id: str) -> int: ...
+    async def uncompacted_chars(self, key: SessionKey) -> int: ...
 
-    async def reflection_mark(self, namespace: str, session_id: str) -> int: ...
+    async def reflection_mark(self, key: SessionKey) -> Mark: ...
 
-    async def reflections(self, namespace: str) -> list[Entry]:
+    async def reflections(self, agent_id: str, team: str) -> list[Entry]:
         """Facts and rules earlier reflections stored in the agent namespace (for de-duplication)."""
         ...
 
     async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:
-        """Sessions with turns written after their reflection watermark."""
+        """Sessions with turns written after their reflection mark (oldest activity first)."""
         ...
 
 

@@ -85,8 +85,10 @@ class PruneService:
                 gone = []
                 for victim in batch:
                     entry = tx.get(victim.entry_id)
-                    if entry is None or (check_etag and entry.etag != victim.etag):
-                        continue
+                    changed = check_etag and (entry is None or entry.etag != victim.etag
+                                              or tx.has_pending_conflict(entry.id))
+                    if entry is None or changed:
+                        continue  # changed, or a conflict on it appeared, since it was planned
                     if tx.delete(entry.id, expected_etag=entry.etag):
                         tx.enqueue_vector(entry, "delete")
                         tx.audit(AuditEvent(

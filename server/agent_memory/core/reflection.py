@@ -20,13 +20,13 @@ from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.context import near_duplicate
-from agent_memory.core.errors import Conflict, InvalidParams
+from agent_memory.core.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.extract import Insight, Turn, extract
 from agent_memory.core.ids import new_entry_id, new_etag, new_request_id
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
-from agent_memory.core.ports import SessionStore, SessionTransaction
+from agent_memory.core.ports import SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.rules import Limits, check_content
-from agent_memory.core.sessions import SessionService, check_session_id, turn_of
+from agent_memory.core.sessions import SessionService, check_session_id, session_key, turn_of
 
 SUPPLIED_CONFIDENCE = 0.9
 DUPLICATE_SIMILARITY = 0.8
@@ -58,12 +58,14 @@ def reinforce(old: float, new: float) -> float:
 
 class ReflectionService:
     def __init__(self, store: SessionStore, sessions: SessionService, limits: Limits,
-                 clock: Callable[[], datetime], max_items: int = 20) -> None:
+                 clock: Callable[[], datetime], max_items: int = 20,
+                 on_failure: Callable[[str, str], None] | None = None) -> None:
         self._store = store
         self._sessions = sessions
         self._limits = limits
         self._clock = clock
         self._max_items = max_items
+        self._on_failure = on_failure
 
     async def reflect(self, call: Call, session_id: str, *, facts: list[str] | None = None,
                       rules: list[str] | None = None, distiller: Distiller | None = None,
@@ -74,8 +76,9 @@ class ReflectionService:
             raise InvalidParams("max_items must be between 1 and 100", field="max_items")
         supplied = self._supplied(facts or [], rules or [], limit)
         namespace = await self._sessions.authorize(call)
-        mark = await self._store.reflection_mark(namespace, session_id)
-        new_turns = await self._store.session_turns(namespace, session_id, after=mark)
+        key = session_key(call, session_id)
+        mark = await self._store.reflection_mark(key)
+        new_turns = await self._store.session_turns(key, after=mark)
         turns = [turn_of(entry) for _, entry in new_turns]
         engine, fallback = "supplied", None
         if supplied:
@@ -91,10 +94,10 @@ class ReflectionService:
                     fallback = str(exc)
             if engine == "extractive":
                 insights = extract(turns, limit)
-        new_mark = max([mark] + [position for position, _ in new_turns])
-        existing = await self._store.reflections(namespace)
-        stored, updated = await self._store_insights(call, namespace, session_id, insights, existing,
-                                                     mark, new_mark, engine)
+        new_mark = max([mark.position] + [position for position, _ in new_turns])
+        existing = await self._store.reflections(call.caller.agent_id, call.caller.team)
+        stored, updated = await self._store_insights(call, namespace, key, insights, existing,
+                                                     mark.position, new_mark, engine)
         return Reflection(engine, stored, updated, len(turns), fallback)
 
     def _supplied(self, facts: list[str], rules: list[str], limit: int) -> list[Insight]:
@@ -108,7 +111,7 @@ class ReflectionService:
                 out.append(Insight(kind, check_content(text.strip(), self._limits), SUPPLIED_CONFIDENCE, "supplied"))
         return out
 
-    async def _store_insights(self, call: Call, namespace: str, session_id: str, insights: list[Insight],
+    async def _store_insights(self, call: Call, namespace: str, key: SessionKey, insights: list[Insight],
                               existing: list[Entry], mark: int, new_mark: int, engine: str
                               ) -> tuple[list[Entry], list[str]]:
         now = format_ts(self._clock())
@@ -129,13 +132,13 @@ class ReflectionService:
                 owner_agent_id=call.caller.agent_id, content=insight.content,
                 tags=("reflection", f"kind:{insight.category}"), priority=Priority.MEDIUM, source=Source.REFLECTION,
                 confidence=insight.confidence, layer=layer, created_at=now, updated_at=now, expires_at=None,
-                version=1, etag=new_etag(), session_id=session_id,
+                version=1, etag=new_etag(), session_id=key.session_id,
             ))
 
         def work(tx: SessionTransaction) -> tuple[list[Entry], list[str]]:
-            if not tx.move_reflection_mark(namespace, session_id, mark, new_mark, now):
+            if not tx.move_reflection_mark(key, mark, new_mark, now):
                 raise Conflict("another reflection of this session ran at the same time; retry",
-                               session_id=session_id)
+                               session_id=key.session_id)
             stored: list[Entry] = []
             updated: list[str] = []
             for entry in fresh:
@@ -153,7 +156,7 @@ class ReflectionService:
             for entry in stored:
                 tx.enqueue_vector(entry, "upsert")
                 tx.audit(audit_event(call, "reflect", Scope.AGENT, namespace, entry.id, "ok", now,
-                                     session_id=session_id, engine=engine, updated=entry.id in updated))
+                                     session_id=key.session_id, engine=engine, updated=entry.id in updated))
             return stored, updated
 
         return await self._store.transact(work)
@@ -169,5 +172,9 @@ class ReflectionService:
                 result = await self.reflect(call, ref.session_id)
             except Conflict:
                 continue  # another process reflected it first
+            except DomainError as exc:  # one bad session (an imported oddity) must not stop the rest
+                if self._on_failure is not None:
+                    self._on_failure(ref.session_id, exc.code)
+                continue
             done += result.engine is not None
         return done

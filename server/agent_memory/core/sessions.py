@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from agent_memory.core import permissions
@@ -21,7 +21,7 @@ from agent_memory.core.errors import Forbidden, InvalidParams, NotImplementedByB
 from agent_memory.core.extract import ROLES, Turn
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
-from agent_memory.core.ports import AuditSink, SessionStore, SessionTransaction
+from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.rules import normalise_timestamp
 from agent_memory.core.summary import summarise
 
@@ -57,6 +57,10 @@ def check_session_id(session_id: str) -> str:
     if not isinstance(session_id, str) or not SESSION_ID.match(session_id):
         raise InvalidParams("session_id must be 1-128 characters of [A-Za-z0-9._:-]", field="session_id")
     return session_id
+
+
+def session_key(call: Call, session_id: str) -> SessionKey:
+    return SessionKey(agent_id=call.caller.agent_id, team=call.caller.team, session_id=session_id)
 
 
 def turn_of(entry: Entry) -> Turn:
@@ -114,7 +118,7 @@ class SessionService:
         await self._store.transact(work)
         compaction = None
         threshold = self._limits.compaction_threshold_chars
-        if threshold and await self._store.uncompacted_chars(namespace, session_id) > threshold:
+        if threshold and await self._store.uncompacted_chars(session_key(call, session_id)) > threshold:
             compaction = await self.compact(call, session_id)
         return Logged(entries, truncated, compaction)
 
@@ -147,7 +151,7 @@ class SessionService:
         keep = self._limits.keep_recent if keep_recent is None else keep_recent
         if keep < 0:
             raise InvalidParams("keep_recent must be 0 or more", field="keep_recent")
-        pending = await self._store.session_turns(namespace, session_id, compacted=False)
+        pending = await self._store.session_turns(session_key(call, session_id), compacted=False)
         older = pending[: max(0, len(pending) - keep)]
         if not older:
             return Compaction(None)
@@ -170,8 +174,12 @@ class SessionService:
             current = [i for i in ids if (e := tx.get(i)) is not None and not e.compacted]
             if not current:
                 return []
-            tx.insert(summary)
-            tx.enqueue_vector(summary, "upsert")
+            if len(current) < len(ids):
+                kept = set(current)
+                written[0] = replace(summary, content=summarise(
+                    session_id, [turn_of(e) for _, e in older if e.id in kept], self._limits.summary_max_chars))
+            tx.insert(written[0])
+            tx.enqueue_vector(written[0], "upsert")
             tx.mark_compacted(current)
             folded = set(current)
             for _, entry in older:
@@ -180,5 +188,6 @@ class SessionService:
             tx.audit(event)
             return current
 
+        written = [summary]
         done = await self._store.transact(work)
-        return Compaction(summary if done else None, done)
+        return Compaction(written[0] if done else None, done)

@@ -61,7 +61,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
         partitions = await app.retrieval.readable_partitions(caller)
         stats = await store_stats(app.db, sqlite_file=app.settings.sqlite_file,
                                   chroma_dir=None if app.settings.chroma_host else app.settings.chroma_dir,
-                                  partitions=partitions)
+                                  partitions=partitions, reader=(caller.agent_id, caller.team))
         return _json(uri, stats)
     match = _ENTRY.match(uri)
     if match is None:

@@ -220,7 +220,14 @@ class Dispatcher:
         except DomainError as error:
             info = to_error_info(error)
             raise MCPError(-32602, info.message, info.model_dump()) from None
-        return await resources.read(ctx.lifespan_context, caller, str(params.uri))
+        try:
+            return await resources.read(ctx.lifespan_context, caller, str(params.uri))
+        except MCPError:
+            raise
+        except Exception:  # never internal text to the client: a request id, and the traceback in the log
+            request_id = new_request_id()
+            log.exception("resource_read_failed", request_id=request_id, uri=str(params.uri)[:200])
+            raise MCPError(-32603, "internal error", internal_error(request_id).model_dump()) from None
 
 
 def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -> Server[App]:

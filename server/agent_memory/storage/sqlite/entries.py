@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
+from agent_memory.core.ports import SessionKey
 from agent_memory.storage.sqlite.audit import INSERT_AUDIT, audit_params
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import (
@@ -45,6 +46,22 @@ class SqliteWriteTransaction:
         cursor = self._conn.execute("DELETE FROM entries WHERE id = ? AND etag = ?", (entry_id, expected_etag))
         return cursor.rowcount == 1
 
+    def mark_reflected(self, entry_ids: Sequence[str], at: str) -> None:
+        """Move the reflection marks of these session turns' sessions past them (imported turns were
+        reflected where they came from; reflecting them again would only re-reinforce facts)."""
+        marks = ", ".join("?" for _ in entry_ids)
+        self._conn.execute(
+            "INSERT INTO reflection_marks (namespace, team, session_id, last_rowid, reflected_at) "
+            f"SELECT namespace, team, session_id, MAX(rowid), ? FROM entries WHERE id IN ({marks}) "
+            "AND scope = 'agent' AND session_id IS NOT NULL AND team IS NOT NULL GROUP BY 1, 2, 3 "
+            "ON CONFLICT (namespace, team, session_id) DO UPDATE SET "
+            "last_rowid = MAX(last_rowid, excluded.last_rowid), reflected_at = excluded.reflected_at",
+            [at, *entry_ids])
+
+    def has_pending_conflict(self, entry_id: str) -> bool:
+        return self._conn.execute("SELECT 1 FROM entries WHERE conflict_of = ? AND conflict = 1 LIMIT 1",
+                                  (entry_id,)).fetchone() is not None
+
     def audit(self, event: AuditEvent) -> None:
         self._conn.execute(INSERT_AUDIT, audit_params(event))
 
@@ -57,15 +74,17 @@ class SqliteWriteTransaction:
                 f"UPDATE entries SET compacted = 1 WHERE id IN ({marks}) AND compacted = 0", chunk).rowcount
         return marked
 
-    def move_reflection_mark(self, namespace: str, session_id: str, expected: int, new: int, at: str) -> bool:
-        row = self._conn.execute("SELECT last_rowid FROM reflection_marks WHERE namespace = ? AND session_id = ?",
-                                 (namespace, session_id)).fetchone()
+    def move_reflection_mark(self, key: SessionKey, expected: int, new: int, at: str) -> bool:
+        row = self._conn.execute(
+            "SELECT last_rowid FROM reflection_marks WHERE namespace = ? AND team = ? AND session_id = ?",
+            (key.agent_id, key.team, key.session_id)).fetchone()
         if (row[0] if row else 0) != expected:
             return False
         self._conn.execute(
-            "INSERT INTO reflection_marks (namespace, session_id, last_rowid, reflected_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (namespace, session_id) DO UPDATE SET last_rowid = excluded.last_rowid, "
-            "reflected_at = excluded.reflected_at", (namespace, session_id, new, at))
+            "INSERT INTO reflection_marks (namespace, team, session_id, last_rowid, reflected_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, team, session_id) DO UPDATE SET "
+            "last_rowid = excluded.last_rowid, reflected_at = excluded.reflected_at",
+            (key.agent_id, key.team, key.session_id, new, at))
         return True
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
@@ -126,6 +145,9 @@ def build_list_sql(query: ListQuery, after: Position | None, limit: int) -> tupl
     f = query.filters
     where = ["scope = ?", "namespace = ?"]
     params: list[object] = [query.scope.value, query.namespace]
+    if query.owner_team is not None:
+        where.append("owner_agent_id = ? AND team = ?")
+        params.extend(query.owner_team)
     if not f.include_expired:
         where.append("(expires_at IS NULL OR expires_at > ?)")
         params.append(query.now)

@@ -153,10 +153,11 @@ def _m008_sessions(conn: sqlite3.Connection) -> None:
         """
         CREATE TABLE reflection_marks (
             namespace TEXT NOT NULL,
+            team TEXT NOT NULL,
             session_id TEXT NOT NULL,
             last_rowid INTEGER NOT NULL,
             reflected_at TEXT NOT NULL,
-            PRIMARY KEY (namespace, session_id)
+            PRIMARY KEY (namespace, team, session_id)
         ) WITHOUT ROWID
         """
     )

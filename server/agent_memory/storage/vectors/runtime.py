@@ -94,11 +94,17 @@ class VectorRuntime:
             self._index.open()
             self._index_open = True
         if self._embedder is None:
-            files = self._model_files()
-            # Indexing runs on one core, so a burst of writes never takes the CPU that requests
-            # need; a query (one short text) may use both.
-            self._index_embedder = OnnxEmbedder(files, threads=1)
-            self._embedder = self._index_embedder.with_threads(2)
+            try:
+                files = self._model_files()
+                # Indexing runs on one core, so a burst of writes never takes the CPU that requests
+                # need; a query (one short text) may use both.
+                self._index_embedder = OnnxEmbedder(files, threads=1)
+                self._embedder = self._index_embedder.with_threads(2)
+            except BaseException:
+                # Without a model this process cannot apply the outbox: let another one own it.
+                self._index.close()
+                self._index_open = False
+                raise
 
     async def _ensure_loaded(self) -> bool:
         if self._embedder is not None and self._index_open:
