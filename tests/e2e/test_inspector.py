@@ -44,6 +44,8 @@ def inspector() -> list[str]:
 def _run(command: list[str]) -> dict:
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+    # The Inspector checks tool schemas for portability across model providers' dialects.
+    assert "Schema portability" not in done.stderr, done.stderr[-2000:]
     return json.loads(done.stdout)
 
 

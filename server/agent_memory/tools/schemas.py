@@ -15,8 +15,8 @@ def generate() -> dict[str, dict]:
     """File name -> schema, for every built-in tool."""
     files: dict[str, dict] = {}
     for spec in BUILTIN_TOOLS:
-        files[f"{spec.name}.input.json"] = published_schema(spec.args_model)
-        files[f"{spec.name}.output.json"] = published_schema(spec.result_model)
+        files[f"{spec.name}.input.json"] = published_schema(spec.args_model, fold_nullable=False)
+        files[f"{spec.name}.output.json"] = published_schema(spec.result_model, fold_nullable=False)
     files["memory_record.json"] = published_schema(MemoryRecord)
     return files
 

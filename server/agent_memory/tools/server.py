@@ -72,8 +72,8 @@ class ToolSpec:
         return Tool(
             name=self.name,
             description=self.description,
-            input_schema=published_schema(self.args_model),
-            output_schema=published_schema(self.result_model),
+            input_schema=published_schema(self.args_model, fold_nullable=False),
+            output_schema=published_schema(self.result_model, fold_nullable=False),
             annotations=self.annotations,
         )
 
