@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from pydantic import BaseModel
 
 from agent_memory.config import Settings, load_settings
 from agent_memory.tools.contracts import MemoryCrudResult
@@ -48,14 +49,17 @@ class Agent:
         self.client = client
         self.ident = ident
 
-    async def crud(self, **arguments: Any) -> tuple[bool, dict]:
+    async def call(self, tool: str, contract: type[BaseModel], arguments: dict[str, Any]) -> tuple[bool, dict]:
         meta = {IDENTITY_KEY: self.ident} if self.ident is not None else None
-        result = await self.client.call_tool("memory_crud", arguments, meta=meta)
+        result = await self.client.call_tool(tool, arguments, meta=meta)
         assert result.structured_content is not None
         # Every answer must have the typed shape of the contract, records included.
-        MemoryCrudResult.model_validate(result.structured_content, strict=True)
+        contract.model_validate(result.structured_content, strict=True)
         assert json.loads(result.content[0].text) == result.structured_content
         return bool(result.is_error), result.structured_content
+
+    async def crud(self, **arguments: Any) -> tuple[bool, dict]:
+        return await self.call("memory_crud", MemoryCrudResult, arguments)
 
     async def create(self, content: str = "a memory", **arguments: Any) -> dict:
         item = {"content": content, **arguments.pop("item", {})}
@@ -64,12 +68,7 @@ class Agent:
         return data["items"][0]
 
     async def reflect(self, **arguments: Any) -> tuple[bool, dict]:
-        meta = {IDENTITY_KEY: self.ident} if self.ident is not None else None
-        result = await self.client.call_tool("memory_reflect", arguments, meta=meta)
-        assert result.structured_content is not None
-        MemoryReflectResult.model_validate(result.structured_content, strict=True)
-        assert json.loads(result.content[0].text) == result.structured_content
-        return bool(result.is_error), result.structured_content
+        return await self.call("memory_reflect", MemoryReflectResult, arguments)
 
     async def log(self, session_id: str, *turns: dict | str) -> dict:
         """Log turns (a plain string is a user turn); asserts success."""

@@ -119,13 +119,11 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                               reflection_interval=settings.reflection_interval_seconds,
                               prune_interval=settings.prune_interval_seconds)
 
-        def session_store() -> SqliteSessionStore:
-            # Writers tell the pruner which namespaces grew.
-            return SqliteSessionStore(db, on_vector_change=notify, on_insert=jobs.inserted)
-
-        sessions = SessionService(session_store(), audit, session_limits(settings), utc_now)
+        # Writers tell the pruner which namespaces grew.
+        session_store = SqliteSessionStore(db, on_vector_change=notify, on_insert=jobs.inserted)
+        sessions = SessionService(session_store, audit, session_limits(settings), utc_now)
         reflection = ReflectionService(
-            session_store(), sessions, limits, utc_now, max_items=settings.reflection_max_items,
+            session_store, sessions, limits, utc_now, max_items=settings.reflection_max_items,
             on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
                                                             code=code))
         retrieval = RetrievalService(

@@ -127,20 +127,16 @@ def token(options: argparse.Namespace, settings: Settings) -> int:
 
 
 
+async def open_store(settings: Settings):  # noqa: ANN201 - the Database (imported lazily, like every command)
+    from agent_memory.operations import open_store as open_migrated
+
+    return await open_migrated(settings)
+
+
 def _quiet(settings: Settings) -> None:
     from agent_memory.logging import configure_logging
 
     configure_logging("warning", settings.log_format)
-
-
-async def _opened(settings: Settings):  # noqa: ANN202 - returns the Database
-    from agent_memory.storage.sqlite.database import Database
-    from agent_memory.storage.sqlite.migrations import migrate
-
-    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
-    await migrate(db)
-    return db
 
 
 def export(options: argparse.Namespace, settings: Settings) -> int:
@@ -154,7 +150,7 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
 
     async def run() -> int:
-        db = await _opened(settings)
+        db = await open_store(settings)
         try:
             if options.output:
                 with open(options.output, "w", encoding="utf-8") as out:
@@ -192,7 +188,7 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
         print(f"import: {report.imported}/{report.read} entries", file=sys.stderr, flush=True)
 
     async def run() -> ImportReport:
-        db = await _opened(settings)
+        db = await open_store(settings)
         try:
             return await import_entries(settings, db, source, on_error="skip" if options.skip_bad else "abort",
                                         progress=progress)
@@ -233,7 +229,7 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
 
     async def run() -> list:
-        db = await _opened(settings)
+        db = await open_store(settings)
         try:
             return await audit_rows(db, since=since, agent=options.agent, action=options.action,
                                     outcome=options.outcome, limit=options.limit)
@@ -255,7 +251,7 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
     _quiet(settings)
 
     async def run() -> dict:
-        db = await _opened(settings)
+        db = await open_store(settings)
         try:
             return await store_stats(db, sqlite_file=settings.sqlite_file,
                                      chroma_dir=None if settings.chroma_host else settings.chroma_dir)

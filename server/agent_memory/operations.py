@@ -25,10 +25,8 @@ async def reindex(settings: Settings) -> int:
         OperationFailed: vectors are switched off, the model is unusable, or a running server
             owns the vector directory.
     """
-    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
+    db = await open_store(settings)
     try:
-        await migrate(db)
         runtime = vector_runtime(settings, db)
         if runtime is None:
             raise OperationFailed("vector_backend is none: there is no vector index to rebuild")
@@ -52,7 +50,8 @@ async def reindex(settings: Settings) -> int:
         await db.close()
 
 
-async def _open(settings: Settings) -> Database:
+async def open_store(settings: Settings) -> Database:
+    """The record store of `settings`, migrated (for commands that work on it directly)."""
     db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     await db.open()
     try:
@@ -66,7 +65,7 @@ async def _open(settings: Settings) -> Database:
 async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
     """Run the pruner once over every namespace (or only plan it). Vector deletions go through
     the outbox: a running server applies them at once, otherwise the next server start does."""
-    db = await _open(settings)
+    db = await open_store(settings)
     try:
         return await pruning_service(settings, db).prune(dry_run=dry_run)
     finally:
@@ -74,7 +73,7 @@ async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
 
 
 async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool) -> list[Victim]:
-    db = await _open(settings)
+    db = await open_store(settings)
     try:
         return await pruning_service(settings, db).erase(scope, namespace, cascade=cascade, dry_run=True)
     finally:
@@ -86,7 +85,7 @@ async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
     """Privacy erase from SQLite, then from the vector index: directly when no server owns it,
     else by waiting (up to `wait_seconds`) for the owning server to apply the deletions.
     Returns what was erased and what happened to the vectors."""
-    db = await _open(settings)
+    db = await open_store(settings)
     try:
         erased = await pruning_service(settings, db).erase(scope, namespace, cascade=cascade)
         if not erased:

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from pydantic import ValidationError
 
@@ -25,12 +25,19 @@ from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
-from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, normalise_timestamp
-from agent_memory.core.rules import resolve_namespace as _resolve
+from agent_memory.core.rules import (
+    Limits,
+    check_confidence,
+    check_content,
+    check_namespace,
+    check_tags,
+    normalise_timestamp,
+)
 from agent_memory.core.sessions import check_session_id
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWriteTransaction
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
+from agent_memory.storage.sqlite.search import under_pattern
 from agent_memory.tools.contracts import MemoryRecord
 from agent_memory.tools.records import wire_record
 
@@ -52,9 +59,8 @@ def _partition_sql(scope: str | None, namespace: str | None, cascade: bool) -> t
         params.append(scope)
     if namespace:
         if cascade:
-            escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             where.append("(namespace = ? OR namespace LIKE ? ESCAPE '\\')")
-            params += [namespace, f"{escaped}/%"]
+            params += [namespace, under_pattern(namespace)]
         else:
             where.append("namespace = ?")
             params.append(namespace)
@@ -109,11 +115,9 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
     scope = Scope(r.scope)
     if scope is Scope.GLOBAL and r.team is not None or scope is not Scope.GLOBAL and not r.team:
         raise InvalidParams("team must be null for global entries and set for agent and team entries")
-    if not r.namespace:
-        raise InvalidParams("namespace must not be empty")
+    check_namespace(r.namespace)
     if r.session_id is not None:
         check_session_id(r.session_id)
-    _resolve(_Anyone, scope, r.namespace)
     if r.version < 1 or not r.etag:
         raise InvalidParams("version must be 1 or more and etag non-empty")
     stamps = {name: normalise_timestamp(value, name) if value else None
@@ -129,16 +133,6 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
         promoted_from=r.promoted_from, compacted=r.compacted,
     )
-
-
-class _AnyoneType:
-    """Namespace syntax is checked with the usual rule; who may write there is not the question."""
-
-    agent_id = "import"
-    team = "import"
-
-
-_Anyone: Any = _AnyoneType()
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:

@@ -9,6 +9,7 @@ import anyio
 import pytest
 from mcp import Client, types
 
+from agent_memory.config import Settings
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent, audit_rows, identity, make_settings
 
@@ -29,7 +30,7 @@ async def _retrieve(agent: Agent, query: str, **arguments: object) -> dict:
     return result.structured_content
 
 
-async def test_log_stores_turns_in_the_callers_session(agent: Agent) -> None:
+async def test_log_stores_turns_in_the_callers_session(agent: Agent, settings: Settings) -> None:
     data = await agent.log("s1", "I prefer dark mode in every editor.",
                            {"role": "assistant", "content": "Noted, dark mode it is."},
                            {"role": "tool", "name": "shell", "content": "$ ls\nREADME.md"},
@@ -45,19 +46,8 @@ async def test_log_stores_turns_in_the_callers_session(agent: Agent) -> None:
     listed = await _list_session(agent, "s1")
     assert {t["id"] for t in listed} == {t["id"] for t in turns}
     assert all(not t["compacted"] for t in listed)
-    rows = [r for r in audit_rows_of(agent) if r["tool"] == "memory_reflect"]
+    rows = [r for r in audit_rows(settings) if r["tool"] == "memory_reflect"]
     assert [r["action"] for r in rows] == ["log"] * 4
-
-
-def audit_rows_of(agent: Agent) -> list:
-    return audit_rows(agent.settings)  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def agent(client: Client, settings) -> Agent:  # noqa: ANN001 - the conftest fixture, plus settings
-    found = Agent(client)
-    found.settings = settings  # type: ignore[attr-defined]
-    return found
 
 
 async def test_log_limits_and_bad_turns_are_refused_and_nothing_is_written(agent: Agent) -> None:
@@ -95,7 +85,7 @@ async def test_session_logging_can_be_switched_off(tmp_path: Path) -> None:
     assert failed and data["errors"][0]["code"] == "NOT_IMPLEMENTED"
 
 
-async def test_compact_keeps_recent_turns_and_hides_older_ones_from_retrieval(agent: Agent) -> None:
+async def test_compact_keeps_recent_turns_and_hides_older_ones_from_retrieval(agent: Agent, settings: Settings) -> None:
     topics = ["kayaking", "astronomy", "pottery", "chess", "gardening", "baking", "climbing", "sailing"]
     logged = await agent.log("trip", *[f"I enjoy {topic} on weekends with my cousin." for topic in topics])
     ids = [t["id"] for t in logged["items"]]
@@ -115,7 +105,7 @@ async def test_compact_keeps_recent_turns_and_hides_older_ones_from_retrieval(ag
     # Nothing older than the recent turns is left: compacting again does nothing.
     failed, again = await agent.reflect(action="compact", session_id="trip", keep_recent=3)
     assert not failed and again["compacted"] == 0 and again["summary_id"] is None and again["items"] == []
-    actions = [r["action"] for r in audit_rows_of(agent) if r["tool"] == "memory_reflect"]
+    actions = [r["action"] for r in audit_rows(settings) if r["tool"] == "memory_reflect"]
     assert actions.count("compact") == 1
 
 
@@ -131,7 +121,7 @@ async def test_a_session_past_the_threshold_compacts_itself(tmp_path: Path) -> N
     assert sum(t["compacted"] for t in turns) == 8 and len(turns) == 11
 
 
-async def test_reflect_extracts_facts_and_rules_and_leaves_chit_chat_out(agent: Agent) -> None:
+async def test_reflect_extracts_facts_and_rules_and_leaves_chit_chat_out(agent: Agent, settings: Settings) -> None:
     await agent.log("deploy", *TRANSCRIPT)
     failed, data = await agent.reflect(action="reflect", session_id="deploy", use_sampling=False)
     assert not failed, data
@@ -158,7 +148,7 @@ async def test_reflect_extracts_facts_and_rules_and_leaves_chit_chat_out(agent: 
     failed, third = await agent.reflect(action="reflect", session_id="deploy")
     assert third["turns_processed"] == 2
     assert [i["content"] for i in third["items"]] == ["The user lives in Lisbon these days."]
-    actions = [r["action"] for r in audit_rows_of(agent) if r["tool"] == "memory_reflect"]
+    actions = [r["action"] for r in audit_rows(settings) if r["tool"] == "memory_reflect"]
     assert actions.count("reflect") == len(data["items"]) + 1
 
 

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from agent_memory.core.clock import format_ts
-from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import AuditEvent, Caller, Layer, Scope, SystemType
+from agent_memory.core.models import AuditEvent, Layer, Scope
 from agent_memory.core.ports import PrunePolicy, PruneStore, Victim, WriteTransaction
-from agent_memory.core.rules import resolve_namespace
+from agent_memory.core.rules import check_namespace
 
 BATCH = 200
 SYSTEM_AGENT = "system"
@@ -66,9 +65,7 @@ class PruneService:
     async def erase(self, scope: Scope, namespace: str, *, cascade: bool = False, dry_run: bool = False,
                     actor: Actor = Actor(tool="erase", agent_id="operator")) -> list[Victim]:
         """Privacy erase: every entry of a namespace (with `cascade`, also of `namespace/...`)."""
-        if not namespace:
-            raise InvalidParams("namespace is required", field="namespace")
-        resolve_namespace_check(namespace)
+        check_namespace(namespace)
         victims = await self._store.namespace_entries(scope.value, namespace, cascade)
         if dry_run or not victims:
             return victims
@@ -101,8 +98,3 @@ class PruneService:
 
             deleted += await self._store.transact(work)
         return deleted
-
-
-def resolve_namespace_check(namespace: str) -> None:
-    """Raises InvalidParams for a malformed namespace (the same rule as everywhere else)."""
-    resolve_namespace(Caller(agent_id="operator", system_type=SystemType.SYS5, team="operator"), Scope.TEAM, namespace)

@@ -32,6 +32,11 @@ def resolve_namespace(caller: Caller, scope: Scope, namespace: str | None, field
         if scope is Scope.AGENT:
             return caller.agent_id
         raise InvalidParams(f"{field} is required for {scope.value} scope", field=field)
+    return check_namespace(namespace, field)
+
+
+def check_namespace(namespace: str, field: str = "namespace") -> str:
+    """Raises: InvalidParams for an empty or malformed namespace."""
     if (
         len(namespace) > MAX_NAMESPACE_CHARS
         or not NAMESPACE_PATTERN.match(namespace)

@@ -6,16 +6,12 @@ from collections.abc import Sequence
 
 from agent_memory.core.ports import PrunePolicy, Victim
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
+from agent_memory.storage.sqlite.search import under_pattern
 
 # Never pruned: pending conflict entries, and the entries they are conflicts of.
 _UNPROTECTED = ("conflict = 0 AND id NOT IN (SELECT conflict_of FROM entries "
                 "WHERE conflict = 1 AND conflict_of IS NOT NULL)")
 _PRIORITY_ORDER = "CASE priority WHEN 'low' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END"
-
-
-def _prefix(namespace: str) -> str:
-    escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"{escaped}/%"
 
 
 class SqlitePruneStore(SqliteEntryRepository):
@@ -64,7 +60,7 @@ class SqlitePruneStore(SqliteEntryRepository):
         params: list[object] = [scope, namespace]
         if cascade:
             sql += " OR namespace LIKE ? ESCAPE '\\'"
-            params.append(_prefix(namespace))
+            params.append(under_pattern(namespace))
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(sql + ") ORDER BY namespace, created_at", params)
         return [Victim(r[0], r[1], r[2], r[3], "erase") for r in rows]

@@ -50,10 +50,10 @@ class SqliteRetrievalStore:
         params: list[object] = []
         if Scope.AGENT in wanted:
             clauses.append("(scope = 'agent' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
-            params += [caller.agent_id, _prefix(caller.agent_id)]
+            params += [caller.agent_id, under_pattern(caller.agent_id)]
         if Scope.TEAM in wanted:
             clauses.append("(scope = 'team' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
-            params += [caller.team, _prefix(caller.team)]
+            params += [caller.team, under_pattern(caller.team)]
         if Scope.GLOBAL in wanted and caller.system_type is SystemType.SYS4:
             clauses.append("scope = 'global'")
         if not clauses:
@@ -103,6 +103,7 @@ class SqliteRetrievalStore:
         return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
 
 
-def _prefix(namespace: str) -> str:
+def under_pattern(namespace: str) -> str:
+    """A LIKE pattern (ESCAPE '\\') for every namespace under `namespace` (`namespace/...`)."""
     escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"{escaped}/%"
