@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_memory.core.retrieval import Partition
+from agent_memory.core.visibility import Area
 from agent_memory.logging import LOG_FILE, LOG_FILE_BACKUPS
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.visibility import area_clause
 
 AUDIT_COLUMNS = ("seq", "at", "request_id", "agent_id", "team", "system_type", "tool", "action", "scope",
                  "namespace", "entry_id", "outcome", "details")
@@ -51,20 +52,13 @@ def _size(path: Path) -> int:
 
 
 async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path | None,
-                      partitions: list[Partition] | None = None, reader: tuple[str, str] | None = None
-                      ) -> dict[str, Any]:
+                      areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
     """Entries per scope, layer and namespace, sizes on disk and the vector outbox backlog. With
-    `partitions` (and `reader`: agent id, team), only entries that caller may read are counted."""
+    `areas` (what one caller may read), only those entries are counted and no sizes are shown."""
     where, params = "", []
-    if partitions is not None:
-        if not partitions:
-            where = " WHERE 0"
-        else:
-            where = f" WHERE (scope, namespace) IN (VALUES {', '.join('(?, ?)' for _ in partitions)})"
-            params = [v for p in partitions for v in (p.scope, p.namespace)]
-            if reader is not None:  # agent-scope entries count only when the reader owns them, same team
-                where += " AND (scope != 'agent' OR (owner_agent_id = ? AND team = ?))"
-                params += list(reader)
+    if areas is not None:
+        clause, params = area_clause(areas)
+        where = f" WHERE {clause}"
     async with db.reading() as conn:
         grouped = list(await conn.execute_fetchall(
             f"SELECT scope, namespace, layer, COUNT(*), SUM(compacted), SUM(conflict) FROM entries{where} "
@@ -93,7 +87,7 @@ async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path
         "namespaces": sorted(namespaces.values(), key=lambda n: (-n["entries"], n["scope"], n["namespace"])),
         "vector_outbox_backlog": int(backlog),
     }
-    if partitions is None:
+    if areas is None:
         stats["vectors_in_sqlite"] = int(vectors)
         if sqlite_file and sqlite_file != ":memory:":
             base = Path(sqlite_file)

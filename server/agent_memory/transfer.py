@@ -34,10 +34,11 @@ from agent_memory.core.rules import (
     normalise_timestamp,
 )
 from agent_memory.core.sessions import check_session_id
+from agent_memory.core.visibility import namespace_area
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWriteTransaction
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
-from agent_memory.storage.sqlite.search import under_pattern
+from agent_memory.storage.sqlite.visibility import area_clause
 from agent_memory.tools.contracts import MemoryRecord
 from agent_memory.tools.records import wire_record
 
@@ -53,18 +54,10 @@ class ImportReport:
 
 
 def _partition_sql(scope: str | None, namespace: str | None, cascade: bool) -> tuple[str, list[object]]:
-    where, params = [], []
-    if scope:
-        where.append("scope = ?")
-        params.append(scope)
-    if namespace:
-        if cascade:
-            where.append("(namespace = ? OR namespace LIKE ? ESCAPE '\\')")
-            params += [namespace, under_pattern(namespace)]
-        else:
-            where.append("namespace = ?")
-            params.append(namespace)
-    return (" WHERE " + " AND ".join(where)) if where else "", params
+    if not scope and not namespace:
+        return "", []
+    clause, params = area_clause([namespace_area(Scope(scope) if scope else None, namespace or None, cascade=cascade)])
+    return f" WHERE {clause}", params
 
 
 async def export_entries(db: Database, out: TextIO, *, scope: str | None = None, namespace: str | None = None,

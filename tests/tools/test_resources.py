@@ -60,14 +60,22 @@ async def test_an_entry_is_readable_only_by_who_may_read_it(client: Client) -> N
     mine = await alice.create("alice's private note")
     own = await _read(client, f"memory://entries/{mine['id']}", identity("alice"))
     assert own == mine
-    for who in (identity("bob"), identity("alice", team="blue")):
+    missing_id = "mem_" + "0" * 26
+    for who in (identity("bob"), identity("alice", team="blue"), identity("alice", "sys4", "blue")):
         with pytest.raises(MCPError) as denied:
             await _read(client, f"memory://entries/{mine['id']}", who)
-        assert denied.value.error.code == -32002 and denied.value.error.data["code"] == "NOT_FOUND"
+        with pytest.raises(MCPError) as absent:
+            await _read(client, f"memory://entries/{missing_id}", who)
+        assert denied.value.error.code == absent.value.error.code == -32002
+        assert denied.value.error.data["code"] == absent.value.error.data["code"] == "NOT_FOUND"
+        # Word for word the answer for an id that does not exist (only the id differs).
+        assert denied.value.error.message.replace(mine["id"], "ID") == absent.value.error.message.replace(
+            missing_id, "ID")
+        assert denied.value.error.data["details"] == {"id": mine["id"]}
     for uri in ("memory://entries/mem_nope", "memory://nothing", "memory://entries/../../etc"):
         with pytest.raises(MCPError) as missing:
             await _read(client, uri, identity("alice"))
         assert missing.value.error.code == -32002
     with pytest.raises(MCPError) as no_skill:
         await _read(client, f"memory://entries/{mine['id']}", identity("alice", skills=["memory_retrieve"]))
-    assert no_skill.value.error.data["code"] == "FORBIDDEN"
+    assert no_skill.value.error.code == -32002 and no_skill.value.error.data["code"] == "FORBIDDEN"

@@ -27,6 +27,7 @@ from agent_memory.core.rules import (
     required_layer,
     resolve_namespace,
 )
+from agent_memory.core.visibility import can_read, listing_area
 
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
 
@@ -124,14 +125,18 @@ class CrudService:
     async def read_by_id(self, call: Call, entry_id: str) -> Entry:
         """Read one entry by id alone (the MCP resource template): found only where the caller
         may read it; anything else is NOT_FOUND (never FORBIDDEN), audited as a denial."""
+        absent = NotFound(f"no entry {entry_id}", id=entry_id)  # the same answer for every refusal
         found = (await self._repo.get_many([entry_id])).get(entry_id)
         if found is None:
-            raise NotFound(f"no entry {entry_id}", id=entry_id)
-        if not permissions.is_allowed(call.caller, Access.READ, found.scope, found.namespace):
+            raise absent
+        if not can_read(call.caller, found):
             await self._audit.record(self._event(call, "read", found.scope, found.namespace, entry_id, "denied",
                                                  access=Access.READ.value))
-            raise NotFound(f"no entry {entry_id}", id=entry_id)
-        return await self.read(call, found.scope, found.namespace, entry_id)
+            raise absent
+        try:
+            return await self.read(call, found.scope, found.namespace, entry_id)
+        except NotFound:  # expired or gone since the lookup
+            raise absent from None
 
     async def update(self, call: Call, scope: Scope, namespace: str, change: EntryChange) -> Entry:
         await self._require(call, Access.WRITE, scope, namespace)
@@ -249,8 +254,8 @@ class CrudService:
         binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
                                 dataclasses.asdict(filters))
         after = self._cursors.decode(cursor, binding) if cursor else None
-        query = ListQuery(scope=scope, namespace=namespace, filters=filters, now=format_ts(self._clock()),
-                          owner_team=(call.caller.agent_id, call.caller.team) if scope is Scope.AGENT else None)
+        query = ListQuery(area=listing_area(call.caller, scope, namespace), filters=filters,
+                          now=format_ts(self._clock()))
         rows = await self._repo.list_page(query, after, limit + 1)
         page, more = rows[:limit], len(rows) > limit
         next_cursor = (

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_memory.core.visibility import Area
 
 
 class Scope(StrEnum):
@@ -109,13 +113,9 @@ class ListFilters:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    scope: Scope
-    namespace: str
+    area: Area  # one namespace exactly; agent scope pinned to the caller's own entries in its team
     filters: ListFilters
     now: str
-    # Agent scope: only entries this agent owns in this team (an agent id reused in another team
-    # sees none of them).
-    owner_team: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Protocol, TypeVar
 
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
+from agent_memory.core.visibility import Area
 
 T = TypeVar("T")
 
@@ -143,6 +144,6 @@ class PruneStore(Protocol):
         Never pending conflict entries, nor entries that pending conflicts refer to."""
         ...
 
-    async def namespace_entries(self, scope: str, namespace: str, cascade: bool) -> list[Victim]:
-        """Every entry of the namespace (and with `cascade`, of every namespace under it)."""
+    async def namespace_entries(self, area: Area) -> list[Victim]:
+        """Every entry inside `area` (a namespace, and with its subtree, every namespace under it)."""
         ...

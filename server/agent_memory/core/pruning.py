@@ -18,6 +18,7 @@ from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Layer, Scope
 from agent_memory.core.ports import PrunePolicy, PruneStore, Victim, WriteTransaction
 from agent_memory.core.rules import check_namespace
+from agent_memory.core.visibility import namespace_area
 
 BATCH = 200
 SYSTEM_AGENT = "system"
@@ -66,7 +67,7 @@ class PruneService:
                     actor: Actor = Actor(tool="erase", agent_id="operator")) -> list[Victim]:
         """Privacy erase: every entry of a namespace (with `cascade`, also of `namespace/...`)."""
         check_namespace(namespace)
-        victims = await self._store.namespace_entries(scope.value, namespace, cascade)
+        victims = await self._store.namespace_entries(namespace_area(scope, namespace, cascade=cascade))
         if dry_run or not victims:
             return victims
         return await self._delete(victims, actor, "erase", check_etag=False)

@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.core import permissions
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, near_duplicate
 from agent_memory.core.errors import InvalidParams
-from agent_memory.core.models import Access, Caller, Entry, Layer, Scope
+from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
 from agent_memory.core.query_terms import keyword_terms, mentioned_names
 from agent_memory.core.ranking import Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags
+from agent_memory.core.visibility import Area, can_read, readable_areas
 
 
 class SemanticUnavailable(RuntimeError):
@@ -41,16 +41,17 @@ class CandidateFilter:
 
 
 class RetrievalStore(Protocol):
-    async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
-                                  namespaces: tuple[str, ...]) -> list[Partition]: ...
+    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
+        """The (scope, namespace)s holding entries inside `areas` (only those in `namespaces`, if any)."""
+        ...
 
-    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], caller: Caller,
+    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
         """(entry, sequence number, BM25 score, higher is better) for visible entries matching any
         of `terms` (plain words: the store must treat them as text, never as query syntax)."""
         ...
 
-    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
+    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                               filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
 
     async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, float]:
@@ -147,10 +148,6 @@ class RetrievalSettings:
 
 
 class RetrievalService:
-    async def readable_partitions(self, caller: Caller) -> list[Partition]:
-        """Every (scope, namespace) holding entries that `caller` may read."""
-        return await self._store.readable_partitions(caller, tuple(Scope), ())
-
     def __init__(self, store: RetrievalStore, semantic: SemanticIndex | None, audit: AuditSink,
                  settings: RetrievalSettings, clock: Callable[[], datetime]) -> None:
         self._store = store
@@ -169,7 +166,8 @@ class RetrievalService:
         now = self._clock()
         filters = CandidateFilter(now=format_ts(now), layers=request.layers, tags=check_tags(request.tags),
                                   session_id=request.session_id)
-        partitions = await self._store.readable_partitions(call.caller, request.scopes, request.namespaces)
+        areas = readable_areas(call.caller, request.scopes)
+        partitions = await self._store.readable_partitions(areas, request.namespaces)
         degraded: list[str] = []
         candidates: dict[str, Candidate] = {}
         use_keyword = request.mode in ("hybrid", "keyword")
@@ -183,7 +181,7 @@ class RetrievalService:
             try:
                 if not (partitions and terms and (use_keyword or request.mode == "semantic")):
                     return []
-                return await self._store.keyword_candidates(terms, partitions, call.caller, filters, depth)
+                return await self._store.keyword_candidates(terms, partitions, areas, filters, depth)
             finally:
                 stages["keyword"] = _ms(mark)
 
@@ -222,7 +220,7 @@ class RetrievalService:
                     return {}
 
             found, extra = await asyncio.gather(
-                self._store.visible_entries(missing, partitions, call.caller, filters), fill_similarity())
+                self._store.visible_entries(missing, partitions, areas, filters), fill_similarity())
             similarity.update(extra)
             scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if use_keyword else {}
             for candidate in candidates.values():
@@ -233,7 +231,7 @@ class RetrievalService:
             stages["fuse"] = _ms(mark)
         mark = time.perf_counter()
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.
-        allowed = [c for c in candidates.values() if _readable(call.caller, c.entry)]
+        allowed = [c for c in candidates.values() if can_read(call.caller, c.entry)]
         ranked = rank(allowed, names=mentioned_names(request.query), weights=self._settings.weights,
                       now_epoch=now.timestamp(), use_keyword=use_keyword, use_semantic=use_semantic)
         stages["rank"] = _ms(mark)
@@ -260,13 +258,6 @@ class RetrievalService:
                                  degraded=degraded, stages_ms=stages)
         self.metrics.observe(result)
         return result
-
-
-def _readable(caller: Caller, entry: Entry) -> bool:
-    is_agent = entry.scope is Scope.AGENT
-    return permissions.is_allowed(caller, Access.READ, entry.scope, entry.namespace,
-                                  owner_agent_id=entry.owner_agent_id if is_agent else None,
-                                  entry_team=entry.team if is_agent else None)
 
 
 def _ms(since: float) -> float:

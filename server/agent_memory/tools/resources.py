@@ -1,9 +1,10 @@
 """MCP resources: `memory://metrics`, `memory://stats`, and the template `memory://entries/{id}`.
 
 Every read runs as the caller bound to the session, like a tool call. Metrics are server-wide
-counters (no content). Stats count only the partitions the caller may read (plus sizes on disk,
-which reveal no content). An entry is returned only where the caller may read it; anything else
-is "not found", never "forbidden".
+counters (no content). Stats count only the entries the caller may read. An entry is returned
+only where the caller may read it; anything else is "not found" (`-32002`), word for word the
+answer for an id that does not exist. A caller without the `memory_crud` skill gets `-32002` with
+`data.code` FORBIDDEN for every id alike.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill
+from agent_memory.core.visibility import readable_areas
 from agent_memory.inspection import store_stats
 from agent_memory.tools.errors import to_error_info
 from agent_memory.tools.records import wire_record
@@ -58,16 +60,15 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     if uri == METRICS_URI:
         return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
     if uri == STATS_URI:
-        partitions = await app.retrieval.readable_partitions(caller)
         stats = await store_stats(app.db, sqlite_file=app.settings.sqlite_file,
                                   chroma_dir=None if app.settings.chroma_host else app.settings.chroma_dir,
-                                  partitions=partitions, reader=(caller.agent_id, caller.team))
+                                  areas=readable_areas(caller))
         return _json(uri, stats)
     match = _ENTRY.match(uri)
     if match is None:
         raise MCPError(RESOURCE_NOT_FOUND, f"no resource {uri[:200]}", {"uri": uri[:200]})
-    if Skill.CRUD not in caller.skills:
-        raise _error(INVALID_PARAMS, Forbidden(f"agent {caller.agent_id} is not granted the memory_crud skill",
+    if Skill.CRUD not in caller.skills:  # the same whatever the id: says nothing about entries
+        raise _error(RESOURCE_NOT_FOUND, Forbidden(f"agent {caller.agent_id} is not granted the memory_crud skill",
                                                skill=Skill.CRUD.value))
     call = Call(caller, new_request_id(), "memory_crud", "read")
     try:

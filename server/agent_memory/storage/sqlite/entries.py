@@ -19,6 +19,7 @@ from agent_memory.storage.sqlite.rows import (
     row_to_entry,
     update_params,
 )
+from agent_memory.storage.sqlite.visibility import area_clause
 
 T = TypeVar("T")
 
@@ -143,11 +144,8 @@ class SqliteEntryRepository:
 def build_list_sql(query: ListQuery, after: Position | None, limit: int) -> tuple[str, tuple[object, ...]]:
     """Keyset-paginated SELECT, newest first, using the (scope, namespace, created_at, id) index."""
     f = query.filters
-    where = ["scope = ?", "namespace = ?"]
-    params: list[object] = [query.scope.value, query.namespace]
-    if query.owner_team is not None:
-        where.append("owner_agent_id = ? AND team = ?")
-        params.extend(query.owner_team)
+    area, params = area_clause([query.area])
+    where = [area]
     if not f.include_expired:
         where.append("(expires_at IS NULL OR expires_at > ?)")
         params.append(query.now)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_memory.core.ports import PrunePolicy, Victim
+from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
-from agent_memory.storage.sqlite.search import under_pattern
+from agent_memory.storage.sqlite.visibility import area_clause
 
 # Never pruned: pending conflict entries, and the entries they are conflicts of.
 _UNPROTECTED = ("conflict = 0 AND id NOT IN (SELECT conflict_of FROM entries "
@@ -55,12 +56,9 @@ class SqlitePruneStore(SqliteEntryRepository):
                         excess -= 1
         return list(chosen.values())
 
-    async def namespace_entries(self, scope: str, namespace: str, cascade: bool) -> list[Victim]:
-        sql = "SELECT id, scope, namespace, etag FROM entries WHERE scope = ? AND (namespace = ?"
-        params: list[object] = [scope, namespace]
-        if cascade:
-            sql += " OR namespace LIKE ? ESCAPE '\\'"
-            params.append(under_pattern(namespace))
+    async def namespace_entries(self, area: Area) -> list[Victim]:
+        where, params = area_clause([area])
         async with self._db.reading() as conn:
-            rows = await conn.execute_fetchall(sql + ") ORDER BY namespace, created_at", params)
+            rows = await conn.execute_fetchall(
+                f"SELECT id, scope, namespace, etag FROM entries WHERE {where} ORDER BY namespace, created_at", params)
         return [Victim(r[0], r[1], r[2], r[3], "erase") for r in rows]

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_memory.core.models import Caller, Entry, Scope, SystemType
+from agent_memory.core.models import Entry
 from agent_memory.core.query_terms import fts_query
 from agent_memory.core.retrieval import CandidateFilter, Partition
+from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
+from agent_memory.storage.sqlite.visibility import area_clause
 
 COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 
 
-def _visibility(partitions: list[Partition], caller: Caller, f: CandidateFilter) -> tuple[str, list[object]]:
-    """WHERE clause (on alias e) for visible entries: in the partitions, unexpired, not conflict
-    entries, agent-scope entries only of the caller and team, and the request's filters."""
+def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: CandidateFilter) -> tuple[str, list[object]]:
+    """WHERE clause (on alias e) for visible entries: in the partitions and the readable areas,
+    unexpired, not conflict or compacted entries, and the request's filters."""
     pairs = ", ".join("(?, ?)" for _ in partitions)
     # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
     # rows are already pinned down (by id, or by the FTS match).
-    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", "e.conflict = 0", "e.compacted = 0",
-             "(e.expires_at IS NULL OR e.expires_at > ?)",
-             "(e.scope != 'agent' OR (e.owner_agent_id = ? AND e.team = ?))"]
+    readable, readable_params = area_clause(areas, alias="e.", pinned=True)
+    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", readable, "e.conflict = 0", "e.compacted = 0",
+             "(e.expires_at IS NULL OR e.expires_at > ?)"]
     params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]
-    params += [f.now, caller.agent_id, caller.team]
+    params += [*readable_params, f.now]
     if f.layers:
         where.append(f"e.layer IN ({', '.join('?' for _ in f.layers)})")
         params += [layer.value for layer in f.layers]
@@ -43,22 +45,11 @@ class SqliteRetrievalStore:
         self._db = db
         self._stemmer = QueryStemmer()
 
-    async def readable_partitions(self, caller: Caller, scopes: tuple[Scope, ...],
-                                  namespaces: tuple[str, ...]) -> list[Partition]:
-        wanted = set(scopes) or set(Scope)
-        clauses: list[str] = []
-        params: list[object] = []
-        if Scope.AGENT in wanted:
-            clauses.append("(scope = 'agent' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
-            params += [caller.agent_id, under_pattern(caller.agent_id)]
-        if Scope.TEAM in wanted:
-            clauses.append("(scope = 'team' AND (namespace = ? OR namespace LIKE ? ESCAPE '\\'))")
-            params += [caller.team, under_pattern(caller.team)]
-        if Scope.GLOBAL in wanted and caller.system_type is SystemType.SYS4:
-            clauses.append("scope = 'global'")
-        if not clauses:
+    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
+        if not areas:
             return []
-        sql = f"SELECT scope, namespace FROM partitions WHERE {' OR '.join(clauses)}"
+        where, params = area_clause(areas, owners=False)
+        sql = f"SELECT scope, namespace FROM partitions WHERE {where}"
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(sql, params)
         partitions = [Partition(scope, namespace) for scope, namespace in rows]
@@ -66,11 +57,11 @@ class SqliteRetrievalStore:
             partitions = [p for p in partitions if p.namespace in namespaces]
         return partitions
 
-    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], caller: Caller,
+    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
         if not terms:
             return []
-        where, params = _visibility(partitions, caller, filters)
+        where, params = _visibility(partitions, areas, filters)
         sql = (f"SELECT {COLUMNS}, e.rowid FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
                f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts, 1.0, 0.5) LIMIT ?")
         stems = self._stemmer.terms(terms)
@@ -90,11 +81,11 @@ class SqliteRetrievalStore:
         stems = self._stemmer.terms(terms)
         return await self._db.read(lambda conn: rescore(conn, stems, seqs))
 
-    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], caller: Caller,
+    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                               filters: CandidateFilter) -> list[tuple[Entry, int]]:
         if not entry_ids:
             return []
-        where, params = _visibility(partitions, caller, filters)
+        where, params = _visibility(partitions, areas, filters)
         marks = ", ".join("?" for _ in entry_ids)
         sql = f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE e.id IN ({marks}) AND {where}"
         async with self._db.reading() as conn:
@@ -102,8 +93,3 @@ class SqliteRetrievalStore:
         width = len(ENTRY_COLUMNS)
         return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
 
-
-def under_pattern(namespace: str) -> str:
-    """A LIKE pattern (ESCAPE '\\') for every namespace under `namespace` (`namespace/...`)."""
-    escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"{escaped}/%"

@@ -7,28 +7,34 @@ from __future__ import annotations
 
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import Mark, SessionKey, SessionRef
+from agent_memory.core.visibility import session_area
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
+from agent_memory.storage.sqlite.visibility import area_clause
 
 _COLUMNS = ", ".join(ENTRY_COLUMNS)
-_MINE = "scope = 'agent' AND namespace = ?1 AND owner_agent_id = ?1 AND team = ?2"
 # A session's turns: its session-layer entries that are not compaction summaries or conflicts.
-_TURNS = f"{_MINE} AND session_id = ?3 AND layer = 'session' AND source != 'reflection' AND conflict = 0"
+_TURN = "session_id = ? AND layer = 'session' AND source != 'reflection' AND conflict = 0"
 
 
-def _key(key: SessionKey) -> list[object]:
-    return [key.agent_id, key.team, key.session_id]
+def _mine(agent_id: str, team: str) -> tuple[str, list[object]]:
+    return area_clause([session_area(agent_id, team)])
+
+
+def _turns(key: SessionKey) -> tuple[str, list[object]]:
+    mine, params = _mine(key.agent_id, key.team)
+    return f"{mine} AND {_TURN}", [*params, key.session_id]
 
 
 class SqliteSessionStore(SqliteEntryRepository):
     async def session_turns(self, key: SessionKey, *, after: Mark | None = None,
                             compacted: bool | None = None) -> list[tuple[int, Entry]]:
-        sql = f"SELECT rowid, {_COLUMNS} FROM entries WHERE {_TURNS}"
-        params = _key(key)
+        turns, params = _turns(key)
+        sql = f"SELECT rowid, {_COLUMNS} FROM entries WHERE {turns}"
         if after is not None:
             # After the mark's position, or written since it was set (a position can be reused
             # when the newest entry is deleted).
-            sql += " AND (rowid > ?4 OR updated_at > ?5)"
+            sql += " AND (rowid > ? OR updated_at > ?)"
             params += [after.position, after.at]
         if compacted is not None:
             sql += f" AND compacted = {int(compacted)}"
@@ -37,24 +43,25 @@ class SqliteSessionStore(SqliteEntryRepository):
         return [(row[0], row_to_entry(row[1:])) for row in rows]
 
     async def uncompacted_chars(self, key: SessionKey) -> int:
+        turns, params = _turns(key)
         async with self._db.reading() as conn:
             rows = list(await conn.execute_fetchall(
-                f"SELECT COALESCE(SUM(length(content)), 0) FROM entries WHERE {_TURNS} AND compacted = 0", _key(key)))
+                f"SELECT COALESCE(SUM(length(content)), 0) FROM entries WHERE {turns} AND compacted = 0", params))
         return int(rows[0][0])
 
     async def reflection_mark(self, key: SessionKey) -> Mark:
         async with self._db.reading() as conn:
             rows = list(await conn.execute_fetchall(
                 "SELECT last_rowid, reflected_at FROM reflection_marks WHERE namespace = ? AND team = ? "
-                "AND session_id = ?", _key(key)))
+                "AND session_id = ?", [key.agent_id, key.team, key.session_id]))
         return Mark(int(rows[0][0]), rows[0][1]) if rows else Mark()
 
     async def reflections(self, agent_id: str, team: str) -> list[Entry]:
+        mine, params = _mine(agent_id, team)
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(
-                f"SELECT {_COLUMNS} FROM entries WHERE {_MINE} AND source = 'reflection' "
-                "AND layer IN ('long_term', 'meta') AND conflict = 0 ORDER BY updated_at DESC LIMIT 5000",
-                (agent_id, team))
+                f"SELECT {_COLUMNS} FROM entries WHERE {mine} AND source = 'reflection' "
+                "AND layer IN ('long_term', 'meta') AND conflict = 0 ORDER BY updated_at DESC LIMIT 5000", params)
         return [row_to_entry(row) for row in rows]
 
     async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:

@@ -1,0 +1,86 @@
+"""Which stored entries a request may see: one rule, decided here and compiled to SQL in exactly
+one place (`agent_memory.storage.sqlite.visibility`).
+
+An `Area` is a region of memory: a scope, a namespace (optionally with everything under it,
+`namespace/...`) and, for agent scope, the owning agent and team. Every query that selects entries
+by where they live (list, retrieval, stats, sessions, pruning, export, erase) states its areas, and
+storage matches them **case-exactly and literally**: `RED` is not `red`, `red` does not reach
+`redteam` or `red_ops`, and `_` or `%` in a namespace are ordinary characters. The same areas
+decide, in Python, whether one entry is readable (`can_read`), so the SQL and the per-entry gate
+cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_memory.core.models import Caller, Entry, Scope, SystemType
+
+GLOBAL_READERS = frozenset({SystemType.SYS4})
+
+
+@dataclass(frozen=True, slots=True)
+class Area:
+    """Entries in `scope` (None: any scope) at `namespace` (None: any namespace), also under it
+    when `subtree`, and owned by `owner` in `team` when those are set."""
+
+    scope: Scope | None
+    namespace: str | None = None
+    subtree: bool = False
+    owner: str | None = None
+    team: str | None = None
+
+    def covers(self, scope: Scope, namespace: str, owner_agent_id: str | None, team: str | None) -> bool:
+        if self.scope is not None and scope is not self.scope:
+            return False
+        if self.namespace is not None and not in_namespace(namespace, self.namespace, subtree=self.subtree):
+            return False
+        if self.owner is not None and owner_agent_id != self.owner:
+            return False
+        return self.team is None or team == self.team
+
+
+def in_namespace(namespace: str, root: str, *, subtree: bool) -> bool:
+    """`namespace` is `root`, or (with `subtree`) a namespace under it. Exact, case-sensitive."""
+    return namespace == root or (subtree and namespace.startswith(root + "/"))
+
+
+def readable_areas(caller: Caller, scopes: tuple[Scope, ...] = ()) -> tuple[Area, ...]:
+    """Everything `caller` may read (SPEC section 4), within `scopes` (empty: all scopes).
+
+    agent: its own namespace and below, only entries it owns in its own team; team: its team's
+    namespace and below; global: everything, for sys4 only.
+    """
+    wanted = set(scopes) or set(Scope)
+    areas = []
+    if Scope.AGENT in wanted:
+        areas.append(Area(Scope.AGENT, caller.agent_id, subtree=True, owner=caller.agent_id, team=caller.team))
+    if Scope.TEAM in wanted:
+        areas.append(Area(Scope.TEAM, caller.team, subtree=True))
+    if Scope.GLOBAL in wanted and caller.system_type in GLOBAL_READERS:
+        areas.append(Area(Scope.GLOBAL))
+    return tuple(areas)
+
+
+def listing_area(caller: Caller, scope: Scope, namespace: str) -> Area:
+    """One namespace exactly, as `memory_crud list` shows it: agent-scope entries only where the
+    caller owns them in its own team (an agent id reused in another team sees none of them)."""
+    if scope is Scope.AGENT:
+        return Area(scope, namespace, owner=caller.agent_id, team=caller.team)
+    return Area(scope, namespace)
+
+
+def session_area(agent_id: str, team: str) -> Area:
+    """An agent's own session memory: its namespace exactly, entries it owns in that team."""
+    return Area(Scope.AGENT, agent_id, owner=agent_id, team=team)
+
+
+def namespace_area(scope: Scope | None, namespace: str | None, *, cascade: bool = False) -> Area:
+    """What an operator selects (export, erase): a namespace, with `cascade` everything under it."""
+    return Area(scope, namespace, subtree=cascade and namespace is not None)
+
+
+def can_read(caller: Caller, entry: Entry) -> bool:
+    """Whether `caller` may read this stored entry: the Python twin of the SQL the areas compile to."""
+    return any(area.covers(entry.scope, entry.namespace, entry.owner_agent_id, entry.team)
+               for area in readable_areas(caller))
