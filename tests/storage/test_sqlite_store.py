@@ -95,3 +95,27 @@ async def test_failed_transaction_rolls_back_everything(tmp_path: Path) -> None:
     # the writer is usable afterwards: no transaction was left open
     await db.transact(lambda conn: conn.execute("INSERT INTO server_meta (key, value) VALUES ('ok', '1')"))
     await db.close()
+
+
+async def test_migration_pads_years_stored_with_fewer_than_four_digits(tmp_path: Path) -> None:
+    db = await _open(tmp_path / "y.db")
+    audit = BufferedAuditLog(db)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    entries = [await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content=f"turn {n}")) for n in range(4)]
+    await audit.aclose()
+    await db.close()
+    conn = sqlite3.connect(tmp_path / "y.db")
+    # How earlier versions stored years 999, 45 and 7 (strftime's %Y does not pad).
+    for entry, stamp in zip(entries, ("999-01-02T00:00:00.000000Z", "45-06-07T08:09:10.000000Z",
+                                      "7-01-01T00:00:00.000000Z"), strict=False):
+        conn.execute("UPDATE entries SET created_at = ?, updated_at = ? WHERE id = ?", (stamp, stamp, entry.id))
+    conn.execute("DELETE FROM schema_migrations WHERE name = '010_four_digit_years'")
+    conn.commit()
+    conn.close()
+    db = await _open(tmp_path / "y.db")
+    async with db.reading() as reader:
+        rows = await reader.execute_fetchall("SELECT created_at, updated_at FROM entries ORDER BY created_at")
+    await db.close()
+    stamps = [row[0] for row in rows]
+    assert stamps[:3] == ["0007-01-01T00:00:00.000000Z", "0045-06-07T08:09:10.000000Z", "0999-01-02T00:00:00.000000Z"]
+    assert stamps[3].startswith("20") and [row[1] for row in rows[:3]] == stamps[:3]

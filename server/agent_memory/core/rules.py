@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agent_memory.core.clock import format_ts, parse_ts, plus_seconds
+from agent_memory.core.clock import OutOfRange, format_ts, parse_ts, plus_seconds
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.models import Caller, Layer, ListFilters, Scope
 
@@ -87,9 +87,14 @@ def required_layer(scope: Scope, layer: Layer | None) -> Layer:
 
 
 def normalise_timestamp(value: str, field: str) -> str:
+    """Raises: InvalidParams for text that is not an ISO-8601 date-time, or one outside years
+    0001..9999 once converted to UTC."""
     try:
         return format_ts(parse_ts(value))
-    except ValueError:
+    except OutOfRange:
+        raise InvalidParams(f"{field} must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z "
+                            "once converted to UTC", field=field) from None
+    except (ValueError, TypeError):
         raise InvalidParams(f"{field} must be an ISO-8601 date-time", field=field) from None
 
 

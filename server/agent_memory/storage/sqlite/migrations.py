@@ -172,6 +172,14 @@ def _m009_entry_vectors(conn: sqlite3.Connection) -> None:
                  "DELETE FROM entry_vectors WHERE entry_id = old.id; END")
 
 
+def _m010_four_digit_years(conn: sqlite3.Connection) -> None:
+    # Turns logged with `at` before year 1000 were stored as `999-01-02T...`, which sorts after
+    # every four-digit year: pad the year so timestamps sort in time order again.
+    for column in ("created_at", "updated_at"):
+        conn.execute(f"UPDATE entries SET {column} = substr('000', 1, 5 - instr({column}, '-')) || {column} "
+                     f"WHERE instr({column}, '-') BETWEEN 2 AND 4")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -182,6 +190,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("007_partitions", _m007_partitions),
     ("008_sessions", _m008_sessions),
     ("009_entry_vectors", _m009_entry_vectors),
+    ("010_four_digit_years", _m010_four_digit_years),
 )
 
 
@@ -189,7 +198,17 @@ async def migrate(db: Database) -> list[str]:
     """Apply the migrations not yet recorded, in order, in one transaction (safe when several
     processes start at once: `BEGIN IMMEDIATE` lets one apply them while the others wait).
 
-    Returns the names applied now."""
+    Returns the names applied now. A store already up to date is only read, so a process can
+    start while another holds a long write transaction."""
+
+    def recorded(conn: sqlite3.Connection) -> set[str]:
+        try:
+            return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        except sqlite3.OperationalError:  # a new database: no table yet
+            return set()
+
+    if {name for name, _ in MIGRATIONS} <= await db.read(recorded):
+        return []
 
     def apply(conn: sqlite3.Connection) -> list[str]:
         conn.execute(
