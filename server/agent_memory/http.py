@@ -7,6 +7,8 @@ import time
 from typing import Any
 
 import structlog
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory.core.models import Caller
@@ -20,7 +22,12 @@ log = structlog.get_logger("agent_memory.http")
 class BearerAuth:
     """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` signed with the
     server's secret. A missing, malformed, forged or expired token gets 401 and nothing runs;
-    a valid one puts its caller in `scope["state"]`, where the tool handlers read it."""
+    a valid one puts its caller in `scope["state"]`, where the tool handlers read it.
+
+    It also sets the ASGI `user` the MCP SDK binds sessions to: an MCP session (`Mcp-Session-Id`,
+    2025-11-25 clients) belongs to the identity that opened it, and a request presenting another
+    identity's session id (to post into it, open its GET stream or DELETE it) gets the SDK's
+    answer for an unknown session (404), so nothing runs and nothing says the session exists."""
 
     def __init__(self, app: ASGIApp, secret: bytes) -> None:
         self._app = app
@@ -38,6 +45,8 @@ class BearerAuth:
             await _unauthorized(send, str(error))
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
+        scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=principal(caller),
+                                                      scopes=sorted(s.value for s in caller.skills)))
         await self._app(scope, receive, send)
 
     def _authenticate(self, scope: Scope) -> Caller:
@@ -49,6 +58,13 @@ class BearerAuth:
         if kind.lower() != "bearer" or not token.strip():
             raise TokenError("malformed Authorization header; expected 'Bearer <token>'")
         return verify_token(token.strip(), self._secret, now=int(time.time())).caller
+
+
+def principal(caller: Caller) -> str:
+    """The identity a session is bound to: every claim but the token's times (a renewed token for
+    the same identity keeps its sessions)."""
+    skills = ",".join(sorted(skill.value for skill in caller.skills))
+    return f"{caller.agent_id}@{caller.team}/{caller.system_type.value}[{skills}]"
 
 
 async def _unauthorized(send: Send, reason: str) -> None:

@@ -150,3 +150,48 @@ async def test_rate_limit_answers_rate_limited_with_retry_after_over_http(tmp_pa
             assert outcomes[3]["code"] == "RATE_LIMITED"
             assert 0 < outcomes[3]["details"]["retry_after_seconds"] <= 2
             assert not (await calm.call_tool("memory_crud", {"action": "list"})).is_error
+
+
+def _lenient_variants(good: str) -> dict[str, str]:
+    return {"junk in signature": good[:-4] + "!!" + good[-4:], "padding appended": good + "==",
+            "junk in claims": good.replace(".", ".!", 1)}
+
+
+async def test_a_token_is_accepted_only_in_its_one_canonical_spelling(shared_url: str) -> None:
+    good = token("strict", "sys1", "red")
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for case, variant in _lenient_variants(good).items():
+            response = await http.post(shared_url, json=CREATE, headers={**HEADERS, "Authorization": f"Bearer {variant}"})
+            assert response.status_code == 401, case
+    async with http_client(shared_url, good) as client:
+        assert not (await client.call_tool("memory_crud", {"action": "list"})).is_error
+
+
+async def test_a_session_belongs_to_the_identity_that_opened_it(shared_url: str) -> None:
+    legacy = {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    owner = {**legacy, "Authorization": f"Bearer {token('session-owner', 'sys3', 'red')}"}
+    list_tools = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await http.post(shared_url, json=INITIALIZE, headers=owner)
+        assert opened.status_code == 200
+        session = opened.headers["mcp-session-id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(shared_url, json=initialized, headers={**owner, "Mcp-Session-Id": session})
+                ).status_code == 202
+        for intruder in (token("intruder", "sys4", "blue"), token("session-owner", "sys3", "blue"),
+                         token("session-owner", "sys5", "red")):
+            theirs = {**legacy, "Authorization": f"Bearer {intruder}", "Mcp-Session-Id": session}
+            unknown = {**theirs, "Mcp-Session-Id": "f" * 32}
+            for method, kwargs in (("POST", {"json": list_tools}), ("GET", {}), ("DELETE", {})):
+                refused = await http.request(method, shared_url, headers=theirs, **kwargs)
+                absent = await http.request(method, shared_url, headers=unknown, **kwargs)
+                assert refused.status_code == absent.status_code == 404, (method, refused.text)
+                assert refused.json() == absent.json()  # indistinguishable from a session that does not exist
+        # The owner's session survived all of it, and a renewed token for the same identity keeps it.
+        renewed = {**owner, "Authorization": f"Bearer {token('session-owner', 'sys3', 'red', ttl=120)}",
+                   "Mcp-Session-Id": session}
+        listed = await http.post(shared_url, json=list_tools, headers=renewed)
+        assert listed.status_code == 200 and "memory_crud" in listed.text
+        assert (await http.delete(shared_url, headers=renewed)).status_code == 200
+        gone = await http.post(shared_url, json=list_tools, headers=renewed)
+        assert gone.status_code == 404

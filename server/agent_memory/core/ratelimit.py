@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 MAX_TRACKED_CALLERS = 10_000
@@ -18,7 +19,8 @@ class RateLimiter:
 
     def acquire(self, key: str, now: float) -> float | None:
         """Take a token for `key` at monotonic time `now`. Returns None when allowed, else the
-        seconds until a token will be available."""
+        seconds until a token will be available, rounded up to the millisecond (never 0: a
+        client that waits that long is let in)."""
         if self._rate <= 0:
             return None
         tokens, last = self._buckets.pop(key, (self._burst, now))
@@ -27,7 +29,7 @@ class RateLimiter:
             self._remember(key, tokens - 1.0, now)
             return None
         self._remember(key, tokens, now)
-        return (1.0 - tokens) / self._rate
+        return max(0.001, math.ceil((1.0 - tokens) / self._rate * 1000) / 1000)
 
     def _remember(self, key: str, tokens: float, now: float) -> None:
         self._buckets[key] = (tokens, now)

@@ -11,6 +11,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 
 from agent_memory.core.errors import Forbidden
@@ -18,6 +19,7 @@ from agent_memory.core.identity import parse_identity
 from agent_memory.core.models import Caller, Skill
 
 PREFIX = "am1"
+_B64URL = re.compile(r"[A-Za-z0-9_-]+")
 MAX_TTL_SECONDS = 366 * 24 * 3600
 
 
@@ -47,7 +49,18 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict: only the URL-safe alphabet, no padding, and the one canonical spelling of the bytes
+    (so a token has exactly one accepted form).
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not _B64URL.fullmatch(text):
+        raise ValueError("not unpadded base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not the canonical base64url spelling")
+    return data
 
 
 def _sign(secret: bytes, signed_part: str) -> bytes:

@@ -186,7 +186,7 @@ class Dispatcher:
             wait = ctx.lifespan_context.rate_limiter.acquire(f"{caller.team}/{caller.agent_id}", time.monotonic())
             if wait is not None:
                 raise RateLimited(f"too many calls from {caller.agent_id}; retry in {wait:.2f} s",
-                                  retry_after_seconds=round(wait, 3))
+                                  retry_after_seconds=wait)
             if spec.skill is not None and spec.skill not in caller.skills:
                 raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill", skill=spec.name)
             args = parse_model(spec.args_model, arguments)
