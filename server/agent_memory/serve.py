@@ -7,13 +7,13 @@ import sys
 import anyio
 import structlog
 import uvicorn
-from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 from agent_memory.auth import load_secret
 from agent_memory.config import Settings
 from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
+from agent_memory.stdio_transport import stdio_transport
 from agent_memory.tools.server import ToolSpec, create_server
 
 log = structlog.get_logger("agent_memory")
@@ -26,7 +26,7 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
 
     async def run() -> None:
         log.info("server_starting", transport="stdio", store=settings.backend, sqlite=settings.sqlite_file)
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         log.info("server_stopped", transport="stdio")
 

@@ -1,0 +1,144 @@
+"""MCP over stdin/stdout that answers every malformed line instead of dropping it.
+
+The SDK's `stdio_server` hands a line its parser rejects (a lone surrogate escape, JSON nested past
+its recursion limit, an integer over 4,300 digits, anything not a JSON-RPC object) to the session,
+which logs and drops it: the client waits for its own timeout. Here such a line gets a JSON-RPC
+error, -32700 when the SDK cannot parse it and -32600 when it parses but is no valid message, with
+the request's id when a lenient parse recovers it, else null (as JSON-RPC 2.0 asks, malformed
+notifications are answered with id null too). Malformed responses are logged, never answered.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import mcp_types as types
+import structlog
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+log = structlog.get_logger("agent_memory.stdio")
+
+_MAX_ID_CHARS = 256
+_MAX_ID_INT = 2**63
+_UNPARSED = object()
+# A top-level "id" member before any nested container (where a line that does not parse is
+# truncated or broken); strings are skipped whole, so an "id" inside one never matches.
+_TOP_LEVEL_ID = re.compile(
+    r'\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?\d{1,19}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
+
+
+def _claim(fd: int, diversion: int) -> int:
+    """Serve the wire on `fd` from a private duplicate and point `fd` at `diversion`, so stray
+    reads and prints (handlers, child processes) miss the protocol; returns the duplicate."""
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(diversion, fd)
+    os.close(diversion)
+    return private
+
+
+def _safe_id(value: object) -> types.RequestId | None:
+    """`value` if it is a usable request id small enough to send back, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and -_MAX_ID_INT <= value < _MAX_ID_INT:
+        return value
+    if isinstance(value, str) and len(value) <= _MAX_ID_CHARS:
+        try:
+            value.encode("utf-8")  # a lone surrogate cannot go back on the wire
+        except UnicodeEncodeError:
+            return None
+        return value
+    return None
+
+
+def _lenient_parse(line: str) -> object:
+    """`line` as Python's json reads it (big integers kept as a marker), or _UNPARSED."""
+    try:
+        return json.loads(line, parse_int=lambda digits: int(digits) if len(digits) <= 20 else _UNPARSED)
+    except (ValueError, RecursionError):
+        return _UNPARSED
+
+
+def _answer(line: str, problem: str, *, parses: bool) -> types.JSONRPCError | None:
+    """The error answering a rejected line; None for a response, which is never answered."""
+    root = _lenient_parse(line)
+    request_id: types.RequestId | None = None
+    if isinstance(root, dict):
+        if "method" not in root and ("result" in root or "error" in root):
+            log.warning("stdio_response_dropped", reason=problem, id=_safe_id(root.get("id")), chars=len(line))
+            return None
+        request_id = _safe_id(root.get("id"))
+    elif root is _UNPARSED and (found := _TOP_LEVEL_ID.match(line, 0, 65536)):
+        request_id = _safe_id(_lenient_parse(found.group(1)))
+    code, title = (types.INVALID_REQUEST, "Invalid request") if parses else (types.PARSE_ERROR, "Parse error")
+    log.warning("stdio_message_rejected", code=code, reason=problem, id=request_id, chars=len(line))
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=code, message=f"{title}: {problem}"[:200]))
+
+
+def _check(line: str) -> types.JSONRPCMessage | types.JSONRPCError | None:
+    """The message on `line`, or the error answering it, or None (nothing to do)."""
+    if not line.strip():
+        return None  # a blank line carries no message, so nothing to answer
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        if first["type"] == "json_invalid":
+            return _answer(line, first["msg"].removeprefix("Invalid JSON: "), parses=False)
+        where = ".".join(str(part) for part in first["loc"][1:])
+        return _answer(line, f"{where}: {first['msg']}" if where else first["msg"], parses=True)
+    # The SDK reads a request whose id is no string or integer as a notification and never answers.
+    if isinstance(message, types.JSONRPCNotification) and '"id"' in line:
+        root = _lenient_parse(line)
+        if isinstance(root, dict) and "id" in root:
+            return _answer(line, "id must be a string or an integer", parses=True)
+    return message
+
+
+@asynccontextmanager
+async def stdio_transport() -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+]:
+    """The session's streams over this process's stdin and stdout (a drop-in for the SDK's
+    `stdio_server`); while serving, fd 0 reads the null device and fd 1 writes to stderr."""
+    stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
+    stdout_fd = _claim(1, os.dup(2))
+    # closefd=False: a worker thread may still block reading after exit; the fd must not be recycled.
+    stdin_bytes, stdout_bytes = os.fdopen(stdin_fd, "rb", closefd=False), os.fdopen(stdout_fd, "wb", closefd=False)
+    stdin = anyio.wrap_file(io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(stdout_bytes, encoding="utf-8"))
+    to_session, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    to_stdout, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+    answers = to_stdout.clone()
+
+    async def read_stdin() -> None:
+        async with to_session, answers:
+            async for line in stdin:
+                checked = _check(line)
+                if isinstance(checked, types.JSONRPCError):
+                    await answers.send(SessionMessage(checked))
+                elif checked is not None:
+                    await to_session.send(SessionMessage(checked))
+
+    async def write_stdout() -> None:
+        async with from_session:
+            async for item in from_session:
+                await stdout.write(item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
+                await stdout.flush()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_stdin)
+            tg.start_soon(write_stdout)
+            yield from_stdin, to_stdout
+    finally:
+        os.dup2(stdin_fd, 0)
+        os.dup2(stdout_fd, 1)
