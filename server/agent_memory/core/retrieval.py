@@ -231,7 +231,7 @@ class RetrievalService:
             stages["fuse"] = _ms(mark)
         mark = time.perf_counter()
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.
-        allowed = [c for c in candidates.values() if can_read(call.caller, c.entry)]
+        allowed = [c for c in candidates.values() if can_read(call.caller, c.entry, areas)]
         ranked = rank(allowed, names=mentioned_names(request.query), weights=self._settings.weights,
                       now_epoch=now.timestamp(), use_keyword=use_keyword, use_semantic=use_semantic)
         stages["rank"] = _ms(mark)

@@ -80,7 +80,8 @@ def namespace_area(scope: Scope | None, namespace: str | None, *, cascade: bool 
     return Area(scope, namespace, subtree=cascade and namespace is not None)
 
 
-def can_read(caller: Caller, entry: Entry) -> bool:
-    """Whether `caller` may read this stored entry: the Python twin of the SQL the areas compile to."""
+def can_read(caller: Caller, entry: Entry, areas: tuple[Area, ...] | None = None) -> bool:
+    """Whether `caller` may read this stored entry: the Python twin of the SQL the areas compile to.
+    `areas`: `readable_areas(caller)` when the caller already has them (or a narrower selection)."""
     return any(area.covers(entry.scope, entry.namespace, entry.owner_agent_id, entry.team)
-               for area in readable_areas(caller))
+               for area in (readable_areas(caller) if areas is None else areas))
