@@ -161,7 +161,8 @@ async def test_a_token_is_accepted_only_in_its_one_canonical_spelling(shared_url
     good = token("strict", "sys1", "red")
     async with httpx2.AsyncClient(timeout=30) as http:
         for case, variant in _lenient_variants(good).items():
-            response = await http.post(shared_url, json=CREATE, headers={**HEADERS, "Authorization": f"Bearer {variant}"})
+            headers = {**HEADERS, "Authorization": f"Bearer {variant}"}
+            response = await http.post(shared_url, json=CREATE, headers=headers)
             assert response.status_code == 401, case
     async with http_client(shared_url, good) as client:
         assert not (await client.call_tool("memory_crud", {"action": "list"})).is_error

@@ -45,7 +45,7 @@ async def _fill(client: Client) -> dict[str, dict[str, set[str]]]:
     big = Agent(client, identity("lead-RED", "sys3", "RED"))
     for start in range(0, CROWD, 10):
         failed, data = await big.crud(action="create", scope="team", namespace="RED/ops", layer="long_term",
-                                      items=[{"content": f"walrus walrus census {n}"} for n in range(start, start + 10)])
+                                      items=[{"content": f"walrus census {n}"} for n in range(start, start + 10)])
         assert not failed
         own["team:RED"]["team"].update(e["id"] for e in data["items"])
     for agent_id, team in AGENTS:
@@ -87,7 +87,8 @@ async def test_lookalike_teams_and_agents_stay_apart_in_every_tool_and_resource(
                 failed, data = await reader.crud(action="list", scope="team", namespace=namespace, limit=100)
                 assert not failed and {_owner_key(e) for e in data["items"]} == {f"team:{team}"}
             stats = await _read_resource(client, "memory://stats", reader.ident)
-            assert {(n["scope"], n["namespace"]) for n in stats["namespaces"]} == {("team", team), ("team", f"{team}/ops")}
+            shown = {(n["scope"], n["namespace"]) for n in stats["namespaces"]}
+            assert shown == {("team", team), ("team", f"{team}/ops")}
             assert stats["entries"] == len(own[f"team:{team}"]["team"])
             for other in every_id - own[f"team:{team}"]["team"]:
                 with pytest.raises(MCPError) as hidden:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 
-
 class OutOfRange(ValueError):
     """A valid date-time that is not between 0001-01-01 and 9999-12-31 once converted to UTC."""
 
