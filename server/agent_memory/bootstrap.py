@@ -110,6 +110,7 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         stack.push_async_callback(audit.aclose)
         vectors = vector_runtime(settings, db)
         if vectors is not None:
+            db.on_storage_full = vectors.free_space  # set-aside index copies are the first to go
             vectors.start()
             stack.push_async_callback(vectors.aclose)
         limits = Limits(max_content_chars=settings.max_content_chars)
@@ -128,7 +129,8 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                                                             code=code))
         retrieval = RetrievalService(
             SqliteRetrievalStore(db), vectors, audit,
-            RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings)),
+            RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
+                              unknown_name_penalty=settings.retrieval_unknown_name_penalty),
             utc_now,
         )
         jobs.start(reflection,

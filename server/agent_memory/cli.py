@@ -93,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     warnings.add_argument("--lines", type=int, default=20, help="how many of the latest lines to show (default 20)")
     _add_settings(warnings)
     stats = commands.add_parser(
-        "stats", help="entries per scope, layer and namespace, sizes on disk, vector outbox backlog (JSON)",
+        "stats", help="entries per scope, layer and namespace, sizes on disk, vector outbox backlog, vector task "
+                 "state and set-aside index copies (JSON)",
         description="Exit codes: 0, 1 on failure, 2 invalid setting.")
     _add_settings(stats)
     verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")

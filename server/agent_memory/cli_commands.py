@@ -247,16 +247,20 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.inspection import store_stats
+    from agent_memory.storage.vectors.health import task_status
 
     _quiet(settings)
 
     async def run() -> dict:
         db = await open_store(settings)
         try:
-            return await store_stats(db, sqlite_file=settings.sqlite_file,
-                                     chroma_dir=None if settings.chroma_host else settings.chroma_dir)
+            found = await store_stats(db, sqlite_file=settings.sqlite_file,
+                                      chroma_dir=None if settings.chroma_host else settings.chroma_dir)
         finally:
             await db.close()
+        if settings.vector_backend != "none" and not settings.chroma_host and settings.backend != "list":
+            found["vector_task"] = task_status(settings.chroma_dir)  # as the running servers record it
+        return found
 
     print(json.dumps(anyio.run(run), indent=2, ensure_ascii=False))
     return EXIT_OK

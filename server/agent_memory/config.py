@@ -135,6 +135,11 @@ class Settings:
                                         "memory_retrieve: default size of the context block, in characters")
     injection_per_entry_max_chars: int = _setting(800, _int_between(20, 100_000),
                                                   "memory_retrieve: default cut of each memory, in characters")
+    retrieval_min_score: float = _setting(0.45, _float_between(0, 1),
+                                          "memory_retrieve: relevance floor on score_parts.match (0 = off)")
+    retrieval_unknown_name_penalty: float = _setting(
+        0.1, _float_between(0, 1), "memory_retrieve: how much harder the floor is for a question naming someone or "
+        "something no candidate mentions (times the share of such names)")
     retrieval_candidate_depth: int = _setting(100, _int_between(10, 1000),
                                               "Candidates taken from each of keyword and semantic search")
     rank_weight_keyword: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised BM25")

@@ -3,6 +3,7 @@ lines copied as JSON to a rotating file in the data directory, for `agent-memory
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import logging.handlers
@@ -18,6 +19,17 @@ LOG_FILE_BYTES = 1_000_000
 LOG_FILE_BACKUPS = 3
 _file_logger = logging.getLogger("agent_memory.warnings_file")
 _file_logger.propagate = False
+
+
+class _KeptLogFile(logging.handlers.RotatingFileHandler):
+    """The warnings file is a copy: when it cannot be written (a full disk) the line is dropped
+    quietly (it is on stderr anyway), never a "Logging error" traceback."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        with contextlib.suppress(Exception):
+            if self.stream is not None:
+                self.stream.close()
+        self.stream = None  # type: ignore[assignment]  # reopened at the next line
 
 
 def _copy_warnings(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
@@ -47,7 +59,7 @@ def configure_logging(level: str = "info", fmt: str = "auto", log_dir: Path | No
     if log_dir is not None:
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.handlers.RotatingFileHandler(
+            file_handler = _KeptLogFile(
                 log_dir / LOG_FILE, maxBytes=LOG_FILE_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8")
         except OSError:
             file_handler = None  # an unwritable data directory must not stop the server

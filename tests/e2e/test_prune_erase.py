@@ -77,7 +77,7 @@ async def test_erase_asks_first_and_removes_vectors_through_the_owning_server(tm
         with anyio.fail_after(60):  # indexed: findable by meaning
             while True:
                 found = await client.call_tool("memory_retrieve", {"query": "credentials and keys",
-                                                                   "mode": "semantic"})
+                                                                   "mode": "semantic", "min_score": 0})
                 data = found.structured_content
                 if data["degraded"] is None and {i["id"] for i in data["items"]} >= set(secret + deeper):
                     break
@@ -91,7 +91,8 @@ async def test_erase_asks_first_and_removes_vectors_through_the_owning_server(tm
         assert {line.split("\t")[0] for line in erased.stdout.splitlines()} == set(secret + deeper)
         assert await _ids(client, scope="team", namespace="ops/secrets") == set()
         assert await _ids(client, scope="team", namespace="ops") == set(kept)
-        found = await client.call_tool("memory_retrieve", {"query": "credentials and keys", "mode": "semantic"})
+        found = await client.call_tool("memory_retrieve", {"query": "credentials and keys", "mode": "semantic",
+                                                           "min_score": 0})
         assert not {i["id"] for i in found.structured_content["items"]} & set(secret + deeper)
     nothing = run(env, "erase", "--scope", "team", "--namespace", "ops/secrets", "--yes")
     assert nothing.returncode == 0 and "nothing to erase" in nothing.stderr

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def _semantic_ids(client: Client, query: str) -> list[str] | None:
-    result = await client.call_tool("memory_retrieve", {"query": query, "mode": "semantic"})
+    result = await client.call_tool("memory_retrieve", {"query": query, "mode": "semantic", "min_score": 0})
     data = result.structured_content
     return None if data["degraded"] else [i["id"] for i in data["items"]]
 

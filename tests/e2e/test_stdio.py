@@ -45,7 +45,8 @@ async def test_sdk_stdio_client_drives_memory_crud(tmp_path: Path, mode: str) ->
         # `unshare -n`, so any download or telemetry call would fail here).
         with anyio.fail_after(60):
             while True:
-                found = await client.call_tool("memory_retrieve", {"query": "who gets paged?", "mode": "semantic"})
+                found = await client.call_tool("memory_retrieve", {"query": "who gets paged?", "mode": "semantic",
+                                                                                     "min_score": 0})
                 if found.structured_content["degraded"] is None and found.structured_content["items"]:
                     break  # loaded, and the entry is indexed
                 await anyio.sleep(0.2)

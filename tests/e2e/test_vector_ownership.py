@@ -22,7 +22,8 @@ QUESTION = "which animals are active at night?"
 
 
 async def _retrieve(client: Client, query: str, mode: str = "semantic") -> dict:
-    result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": 10})
+    result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": 10,
+                                                                "min_score": 0})
     assert not result.is_error, result.structured_content
     return result.structured_content
 

@@ -58,10 +58,14 @@ async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path)
     for path in (tmp_path / "data" / "chroma").rglob("*"):
         if path.is_file():
             path.write_bytes(b"")  # truncate every index file
+    old_copy = tmp_path / "data" / "chroma.broken-1700000000"  # set aside by an earlier repair
+    old_copy.mkdir()
+    (old_copy / "chroma.sqlite3").write_bytes(b"\0" * 4096)
     async with Client(create_server(settings)) as client:
         agent = Agent(client)
         failed, data = await retrieve(agent, query="glaciers valleys")
         assert not failed and [i["id"] for i in data["items"]] == [entry["id"]]  # keywords answer meanwhile
         data = await semantic_until(agent, "how were the valleys shaped by ice?", timeout=90)
         assert data["items"][0]["id"] == entry["id"]
-    assert list((tmp_path / "data").glob("chroma.broken-*"))
+        # Once the rebuild has caught up, no set-aside copy is kept (they only take space).
+        assert not list((tmp_path / "data").glob("chroma.broken-*"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from pathlib import Path
@@ -147,3 +148,33 @@ async def test_fuzzed_arguments_always_get_a_spec_shaped_answer(agent: Agent) ->
             assert set(error) == {"code", "message", "details"} and error["code"] in SPEC_CODES
             assert error["code"] != "INTERNAL", (arguments, error)
         assert failed is (not data["items"] and bool(data["errors"]))
+
+
+async def test_lone_surrogates_are_invalid_params_and_nothing_is_written(tmp_path: Path) -> None:
+    # JSON transports refuse lone surrogates; an in-process client can send them, and SQLite cannot
+    # store them (this was INTERNAL).
+    async with Client(create_server(make_settings(tmp_path)), mode="auto") as client:
+        agent = Agent(client)
+        failed, data = await agent.crud(action="create", items=[{"content": "a\ud800b"}])
+        assert failed and data["errors"] == [{"code": "INVALID_PARAMS", "message": data["errors"][0]["message"],
+                                              "details": {"field": "items[0].content"}}]
+        failed, data = await agent.crud(action="list", filters={"tags": ["ok", "\udfff"]})
+        assert failed and data["errors"][0]["details"] == {"field": "filters.tags[1]"}
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # the answer can be written as UTF-8
+        assert await _count(agent) == 0
+
+
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"action": 10**5000}, "action"),  # str() of it raises: this was a JSON-RPC "Internal server error"
+    ({"action": "list", "scope": -(10**5000)}, "scope"),
+    ({"action": "\ud800"}, "action"),  # could not be written to the log: a JSON-RPC error too
+    ({"action": "list", "scope": "agent\udfff"}, "scope"),
+], ids=["huge-int-action", "huge-int-scope", "surrogate-action", "surrogate-scope"])
+async def test_unprintable_action_or_scope_gets_a_structured_answer(tmp_path: Path, arguments: dict,
+                                                                     field: str) -> None:
+    async with Client(create_server(make_settings(tmp_path)), mode="auto") as client:
+        agent = Agent(client)
+        failed, data = await agent.crud(**arguments)
+        assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
+        assert data["errors"][0]["details"]["field"] == field
+        assert await _count(agent) == 0

@@ -277,3 +277,43 @@ async def test_a_turn_that_reuses_a_deleted_turns_position_is_still_reflected(ag
     await agent.log("s", "I prefer trains over planes for trips under 800 km.")
     failed, data = await agent.reflect(action="reflect", session_id="s")
     assert data["turns_processed"] == 1 and "trains over planes" in data["items"][0]["content"]
+
+
+@pytest.mark.parametrize("answer", [types.ErrorData(code=-1, message="KeyError: the user declined"),
+                                    types.ErrorData(code=-32001, message="timed out")])
+async def test_a_failed_sampling_request_is_explained_without_internals(settings, answer) -> None:  # noqa: ANN001
+    async def refuse(context, params):  # noqa: ANN001, ANN202
+        return answer
+
+    async with Client(create_server(settings), mode="legacy", sampling_callback=refuse) as client:
+        agent = Agent(client)
+        await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
+        failed, data = await agent.reflect(action="reflect", session_id="s")
+    assert not failed and data["engine"] == "extractive"
+    # was "sampling failed (MCPError)": an exception class name, and never the client's own text
+    assert data["fallback_reason"] == {-1: "sampling failed: the client answered with error -1",
+                                       -32001: "sampling failed: the client did not answer within 60 s"}[answer.code]
+
+
+async def test_a_model_answer_nested_too_deep_falls_back_to_extraction(settings) -> None:  # noqa: ANN001
+    # json.loads raises RecursionError (not ValueError) past ~1,000 levels: this was INTERNAL
+    answer = '{"facts": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    async with Client(create_server(settings), mode="legacy", sampling_callback=_sampling_answer(answer)) as client:
+        agent = Agent(client)
+        await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
+        failed, data = await agent.reflect(action="reflect", session_id="s")
+    assert not failed and data["engine"] == "extractive"
+    assert data["fallback_reason"] == "the model's answer was not valid JSON"
+
+
+async def test_a_model_answer_escaping_a_lone_surrogate_falls_back_to_extraction(settings) -> None:  # noqa: ANN001
+    # valid JSON text over any transport, but "\ud800" decodes to text SQLite cannot store: this was INTERNAL
+    answer = '{"facts": ["The user likes \\ud800 tea."]}'
+    async with Client(create_server(settings), mode="legacy", sampling_callback=_sampling_answer(answer)) as client:
+        agent = Agent(client)
+        await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
+        failed, data = await agent.reflect(action="reflect", session_id="s")
+        assert not failed and data["engine"] == "extractive"
+        assert data["fallback_reason"] == "an item of 'facts' in the model's answer had no usable content"
+        failed, data = await agent.crud(action="list", limit=100)
+        assert not failed and all("tea" not in e["content"] for e in data["items"])

@@ -29,7 +29,9 @@ async def retrieve(agent: Agent, **arguments: Any) -> tuple[bool, dict]:
 
 async def semantic_until(agent: Agent, query: str, done: Any = None, timeout: float = 60,
                          **arguments: Any) -> dict:
-    """Retrieve by meaning until semantic search answers (not degraded) and `done(data)` holds."""
+    """Retrieve by meaning until semantic search answers (not degraded) and `done(data)` holds
+    (with the relevance floor off unless `min_score` is given: these queries test other things)."""
+    arguments.setdefault("min_score", 0)
     with anyio.fail_after(timeout):
         while True:
             failed, data = await retrieve(agent, query=query, mode="semantic", **arguments)
@@ -244,3 +246,39 @@ async def test_sqlite_keeps_a_copy_of_each_vector_in_step_with_its_entry(semanti
     assert not failed and data["items"][0]["id"] == kept["id"] and data["items"][0]["score_parts"]["semantic"] > 0
     failed, _ = await agent.crud(action="delete", items=[{"id": gone["id"]}])
     assert not failed and stored() == {kept["id"]: 768}  # gone with its entry, in the same transaction
+
+
+PROJECT_NOTES = ("The deploy pipeline runs on GitHub Actions and pushes images to the internal registry.",
+                 "Database migrations must be reviewed by the platform team before release.",
+                 "The staging cluster is rebuilt every Monday morning from the main branch.",
+                 "Our API rate limit is 600 requests per minute per customer key.",
+                 "On-call engineers rotate weekly; the handover happens on Friday at noon.")
+
+
+async def test_a_question_the_store_knows_nothing_about_returns_nothing(semantic_agent: Agent) -> None:
+    agent = semantic_agent
+    ids = [(await agent.create(note))["id"] for note in PROJECT_NOTES]
+    await settled(agent, "who reviews schema migrations", ids[1])
+    failed, data = await retrieve(agent, query="What is the weather forecast for Paris tomorrow?")
+    assert not failed and data["degraded"] is None
+    assert data["items"] == [] and data["context"] == "" and data["used_chars"] == 0
+    assert data["min_score"] == 0.45 and data["withheld"] > 0  # said, not silently empty
+    failed, data = await retrieve(agent, query="Who has to review database migrations?")
+    assert data["items"][0]["id"] == ids[1] and data["items"][0]["score_parts"]["match"] >= 0.45
+    # The floor is the caller's to move: off, the least bad candidates come back again.
+    failed, data = await retrieve(agent, query="What is the weather forecast for Paris tomorrow?", min_score=0)
+    assert data["items"] and data["min_score"] == 0 and data["withheld"] == 0
+    # Keyword-only answers are not floored (the floor needs meaning) and say so.
+    failed, data = await retrieve(agent, query="weather tomorrow Monday", mode="keyword")
+    assert data["items"] and data["min_score"] == 0
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "high", True, None])
+async def test_min_score_outside_0_to_1_is_invalid_params(agent: Agent, bad: Any) -> None:
+    arguments = {"query": "anything", "min_score": bad}
+    failed, data = await retrieve(agent, **arguments)
+    if bad is None:  # null means the default
+        assert not failed
+        return
+    assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
+    assert data["errors"][0]["details"]["field"] == "min_score"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 MAX_TERMS = 32
@@ -40,3 +42,25 @@ def fts_query(terms: list[str]) -> str | None:
 def mentioned_names(text: str) -> set[str]:
     """Capitalised words of the query that are not stopwords: likely names ("Caroline", "Paris")."""
     return {w for w in words(text) if w[:1].isupper() and w.lower() not in STOPWORDS and len(w) > 1}
+
+
+CALENDAR = frozenset("""
+january february march april may june july august september october november december jan feb mar apr
+jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday today tomorrow
+yesterday
+""".split())
+
+
+def unknown_share(query: str, candidates: Iterable[Any]) -> float:
+    """The share of the names the query mentions (capitalised words past its first, not calendar
+    words) that no candidate's content mentions: a question about someone or something the memory
+    never names. 0 when the query names nothing."""
+    names = {w.split("'")[0] for w in words(query)[1:]
+             if w[:1].isupper() and len(w) > 1 and w.lower() not in STOPWORDS}
+    names = {n for n in names if n.lower() not in CALENDAR}
+    if not names:
+        return 0.0
+    patterns = {n: re.compile(rf"\b{re.escape(n)}\b", re.IGNORECASE) for n in names}
+    contents = [c.entry.content for c in candidates]
+    unknown = [n for n, p in patterns.items() if not any(p.search(text) for text in contents)]
+    return len(unknown) / len(names)

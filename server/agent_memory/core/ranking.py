@@ -32,6 +32,7 @@ class Candidate:
     seq: int
     keyword: float = 0.0  # raw BM25 (higher is better)
     semantic: float = 0.0  # cosine similarity
+    coverage: float = 0.0  # share of the query's IDF weight found in the entry (0..1)
     parts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
 
@@ -70,7 +71,8 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
     for c in candidates:
         base = (w_kw * keyword.get(c.entry.id, 0.0) + w_sem * semantic.get(c.entry.id, 0.0)) / total
         c.parts = {"keyword": round(keyword.get(c.entry.id, 0.0), 4),
-                   "semantic": round(semantic.get(c.entry.id, 0.0), 4)}
+                   "semantic": round(semantic.get(c.entry.id, 0.0), 4),
+                   "match": round(match(c, use_keyword=use_keyword, use_semantic=use_semantic), 4)}
         relevance[c.entry.id] = base + weights.name_boost * _mentions(c.entry.content, patterns)
     by_position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): c for c in candidates}
     half_life = max(weights.recency_half_life_days, 1e-6) * 86400
@@ -91,6 +93,13 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
         c.parts.update({k: round(v, 4) for k, v in extras.items()})
         c.score = round(smoothed + sum(extras.values()), 6)
     return sorted(candidates, key=lambda c: (c.score, c.entry.created_at, c.entry.id), reverse=True)
+
+
+def match(c: Candidate, *, use_keyword: bool, use_semantic: bool) -> float:
+    """How surely the entry is about the query, on an absolute scale (not relative to the other
+    candidates, so it can say "nothing here"): the larger of its cosine similarity and its
+    keyword coverage, among the signals in use."""
+    return max(c.semantic if use_semantic else 0.0, c.coverage if use_keyword else 0.0, 0.0)
 
 
 def _epoch(timestamp: str) -> float:

@@ -16,7 +16,7 @@ from agent_memory.core.context import ContextLine, assemble, compress, near_dupl
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
-from agent_memory.core.query_terms import keyword_terms, mentioned_names
+from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
 from agent_memory.core.ranking import Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags
 from agent_memory.core.visibility import Area, can_read, readable_areas
@@ -46,16 +46,17 @@ class RetrievalStore(Protocol):
         ...
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
-        """(entry, sequence number, BM25 score, higher is better) for visible entries matching any
-        of `terms` (plain words: the store must treat them as text, never as query syntax)."""
+                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
+        """(entry, sequence number, BM25 score (higher is better), keyword coverage 0..1) for
+        visible entries matching any of `terms` (plain words: the store must treat them as text,
+        never as query syntax). Coverage: the share of the query's IDF weight the entry holds."""
         ...
 
     async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                               filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
 
-    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, float]:
-        """The same BM25 score as `keyword_candidates` gives, for these entries (0 if no term)."""
+    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:
+        """The same (BM25, coverage) as `keyword_candidates` gives, for these entries (absent: no term)."""
         ...
 
 
@@ -85,6 +86,7 @@ class RetrievalRequest:
     mode: str = "hybrid"
     max_chars: int = 4000
     per_entry_max_chars: int = 800
+    min_score: float = 0.0  # the relevance floor on `match` (0: off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,8 @@ class RetrievalResult:
     budget_chars: int
     dropped: int
     degraded: list[str]
+    min_score: float = 0.0  # the floor applied
+    withheld: int = 0  # candidates left out because the best of them was under the floor
     stages_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -145,6 +149,7 @@ class RetrievalMetrics:
 class RetrievalSettings:
     candidate_depth: int = 100
     weights: RankWeights = RankWeights()
+    unknown_name_penalty: float = 0.1  # see `_above_floor`
 
 
 class RetrievalService:
@@ -176,7 +181,7 @@ class RetrievalService:
         terms = keyword_terms(request.query)
         use_keyword = use_keyword and bool(terms)
 
-        async def keyword_search() -> list[tuple[Entry, int, float]]:
+        async def keyword_search() -> list[tuple[Entry, int, float, float]]:
             mark = time.perf_counter()
             try:
                 if not (partitions and terms and (use_keyword or request.mode == "semantic")):
@@ -204,8 +209,8 @@ class RetrievalService:
         if request.mode == "semantic" and semantic_hits is None:
             use_keyword, use_semantic = bool(terms), False  # keyword-only fallback, said in `degraded`
         if use_keyword or not use_semantic:
-            for entry, seq, score in keyword_hits:
-                candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score)
+            for entry, seq, score, coverage in keyword_hits:
+                candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score, coverage=coverage)
         if semantic_hits is not None:
             mark = time.perf_counter()
             nearest, vector = semantic_hits
@@ -226,8 +231,9 @@ class RetrievalService:
             for candidate in candidates.values():
                 candidate.semantic = similarity.get(candidate.entry.id, 0.0)
             for entry, seq in found:
+                score, coverage = scores.get(seq, (0.0, 0.0))
                 candidates[entry.id] = Candidate(entry=entry, seq=seq, semantic=similarity[entry.id],
-                                                 keyword=scores.get(seq, 0.0))
+                                                 keyword=score, coverage=coverage)
             stages["fuse"] = _ms(mark)
         mark = time.perf_counter()
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.
@@ -235,6 +241,11 @@ class RetrievalService:
         ranked = rank(allowed, names=mentioned_names(request.query), weights=self._settings.weights,
                       now_epoch=now.timestamp(), use_keyword=use_keyword, use_semantic=use_semantic)
         stages["rank"] = _ms(mark)
+        # The floor needs meaning: keyword-only answers (mode keyword, or semantic search
+        # unavailable, which `degraded` says) are not floored and report a floor of 0.
+        floor = request.min_score if use_semantic else 0.0
+        ranked, withheld = _above_floor(ranked, floor, unknown_share(request.query, allowed),
+                                        self._settings.unknown_name_penalty)
         mark = time.perf_counter()
         kept: list[Candidate] = []
         for candidate in ranked:
@@ -255,9 +266,21 @@ class RetrievalService:
                                                  item.entry.id, "ok", stamp))
         stages["total"] = _ms(started)
         result = RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
-                                 degraded=degraded, stages_ms=stages)
+                                 degraded=degraded, min_score=floor, withheld=withheld, stages_ms=stages)
         self.metrics.observe(result)
         return result
+
+
+def _above_floor(ranked: list[Candidate], floor: float, unknown: float, penalty: float
+                 ) -> tuple[list[Candidate], int]:
+    """The relevance floor: when not even the best candidate's `match` reaches `floor` (less
+    `penalty` times the share of the names the query mentions that no candidate mentions), the
+    store holds nothing about the query and nothing is returned, rather than the least bad noise."""
+    if floor <= 0 or not ranked:
+        return ranked, 0
+    if max(c.parts["match"] for c in ranked) - penalty * unknown < floor:
+        return [], len(ranked)
+    return ranked, 0
 
 
 def _ms(since: float) -> float:

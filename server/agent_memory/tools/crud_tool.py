@@ -18,7 +18,7 @@ from agent_memory.tools.contracts import (
     PromoteItem,
     UpdateItem,
 )
-from agent_memory.tools.errors import parse_model, to_error_info
+from agent_memory.tools.errors import parse_model, storage_failure, to_error_info
 from agent_memory.tools.records import wire_record
 
 DESCRIPTION = """Create, read, update, delete, list and promote memories in agent, team and global scope.
@@ -80,6 +80,11 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
             items.append(wire_record(await handlers[args.action](item)))
         except DomainError as error:
             errors.append(to_error_info(item_error(error, index)).model_dump(mode="json"))
+        except Exception as exc:  # storage refusing one item (a full disk) fails that item only
+            refused = storage_failure(exc, call.request_id)
+            if refused is None:
+                raise
+            errors.append(to_error_info(item_error(refused, index)).model_dump(mode="json"))
     return _payload(items, errors)
 
 

@@ -26,11 +26,16 @@ class MemoryRetrieveArgs(StrictModel):
     per_entry_max_chars: int | None = Field(None, ge=1, le=100_000)
     max_tokens: int | None = Field(None, ge=1, le=250_000,
                                    description="Context budget in tokens (estimated as 4 characters each).")
+    min_score: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False,
+                                    description="Relevance floor on score_parts.match: when no memory reaches "
+                                                "it, nothing is returned. Default MEMORY_RETRIEVAL_MIN_SCORE; 0 "
+                                                "turns it off.")
 
 
 class ScoreParts(StrictModel):
     keyword: float
     semantic: float
+    match: float
     relevance: float
     neighbors: float
     recency: float
@@ -57,12 +62,28 @@ class RetrievedMemory(StrictModel):
     score_parts: ScoreParts
 
 
+def _retrieved_schema(schema: dict[str, Any]) -> None:
+    """Retrieved memories are published as objects with every field required, without per-field
+    types, for the same reason as entries (`contracts._records_schema`): MCP clients validate each
+    result against the output schema, and typed items cost the Python SDK's `jsonschema` ~4 ms per
+    answer of 10, more than the whole retrieval. The typed schema is `schemas/retrieved_memory.json`."""
+    schema.clear()
+    schema.update({
+        "type": "array",
+        "items": {"type": "object", "required": list(RetrievedMemory.model_fields),
+                  "description": "A retrieved memory; typed schema: schemas/retrieved_memory.json. Fields: "
+                  + ", ".join(RetrievedMemory.model_fields)},
+    })
+
+
 class MemoryRetrieveResult(StrictModel):
-    items: list[RetrievedMemory] = Field(default_factory=list)
+    items: list[RetrievedMemory] = Field(default_factory=list, json_schema_extra=_retrieved_schema)
     context: str = ""
     used_chars: int = 0
     budget_chars: int = 0
     dropped: int = 0
+    min_score: float = 0.0
+    withheld: int = Field(0, description="Memories left out because none reached min_score.")
     degraded: str | None = Field(None, description="Why the answer is partial (e.g. keyword-only), else null.")
     errors: list[ErrorInfo] = Field(default_factory=list)
 

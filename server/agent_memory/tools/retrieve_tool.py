@@ -25,9 +25,12 @@ Args:
     limit: how many memories (default 10, max 50).
     mode: hybrid (default), semantic or keyword.
     max_chars / max_tokens / per_entry_max_chars: the budget of the whole block and of each memory.
+    min_score: the relevance floor (0..1) on score_parts.match, the larger of a memory's cosine
+        similarity and its keyword coverage; when no memory reaches it, nothing is returned.
 
 Returns items (with score and score_parts, truncated), context, used_chars, budget_chars, dropped
-(memories that did not fit the budget) and degraded (why the answer is keyword-only, else null)."""
+(memories that did not fit the budget), min_score, withheld (memories left out because none
+reached the floor) and degraded (why the answer is keyword-only, else null)."""
 
 
 async def run_memory_retrieve(service: RetrievalService, settings: Settings, call: Call,
@@ -46,6 +49,7 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         mode=args.mode,
         max_chars=budget,
         per_entry_max_chars=args.per_entry_max_chars or settings.injection_per_entry_max_chars,
+        min_score=settings.retrieval_min_score if args.min_score is None else args.min_score,
     )
     result = await service.retrieve(call, request)
     structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,
@@ -58,6 +62,8 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         "used_chars": result.used_chars,
         "budget_chars": result.budget_chars,
         "dropped": result.dropped,
+        "min_score": result.min_score,
+        "withheld": result.withheld,
         "degraded": "; ".join(result.degraded) or None,
         "errors": [],
     }

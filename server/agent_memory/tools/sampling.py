@@ -10,7 +10,9 @@ import re
 from typing import Any
 
 from mcp import types
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from pydantic import ValidationError
 
 from agent_memory.core.extract import Insight, Turn
 from agent_memory.core.reflection import DistillFailed
@@ -19,6 +21,7 @@ LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
 TRANSCRIPT_CHARS = 24_000
 MAX_FACT_CHARS = 1000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 PROMPT = """Distil the conversation below into durable memory for an AI agent.
 Return only JSON: {"facts": [{"content": str, "confidence": 0..1}], "rules": [{"content": str, "confidence": 0..1}]}
@@ -54,7 +57,7 @@ def parse_distillation(text: str, max_items: int) -> list[Insight]:
         raise DistillFailed("the model's answer held no JSON object")
     try:
         data = json.loads(match.group(0))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the json module goes
         raise DistillFailed("the model's answer was not valid JSON") from None
     if not isinstance(data, dict):
         raise DistillFailed("the model's answer was not a JSON object")
@@ -66,7 +69,9 @@ def parse_distillation(text: str, max_items: int) -> list[Insight]:
         for item in items:
             content, confidence = (item, 0.7) if isinstance(item, str) else (
                 (item.get("content"), item.get("confidence", 0.7)) if isinstance(item, dict) else (None, None))
-            if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS:
+            # a JSON escape like "\ud800" decodes to a lone surrogate, which cannot be stored
+            if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
+                    or _SURROGATE.search(content):
                 raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
             if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
                 raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")
@@ -74,6 +79,20 @@ def parse_distillation(text: str, max_items: int) -> list[Insight]:
     if not out:
         raise DistillFailed("the model's answer held no facts or rules")
     return out[:max_items]
+
+
+def _why(exc: Exception) -> str:
+    """Why a sampling request failed, in words for the client (`fallback_reason`): never an
+    exception class name or the client's own error text."""
+    if isinstance(exc, MCPError):
+        if exc.code == types.REQUEST_TIMEOUT:
+            return f"the client did not answer within {TIMEOUT_SECONDS:.0f} s"
+        return f"the client answered with error {exc.code}"
+    if isinstance(exc, TimeoutError):
+        return f"the client did not answer within {TIMEOUT_SECONDS:.0f} s"
+    if isinstance(exc, ValidationError):
+        return "the client's answer was not a valid sampling result"
+    return "the request could not be sent to the client"
 
 
 class SamplingDistiller:
@@ -93,7 +112,7 @@ class SamplingDistiller:
                 request, types.CreateMessageResult, request_read_timeout_seconds=TIMEOUT_SECONDS,
                 metadata=ServerMessageMetadata(related_request_id=self._request_id))
         except Exception as exc:  # refused, timed out, malformed result, no back channel
-            raise DistillFailed(f"sampling failed ({type(exc).__name__})") from None
+            raise DistillFailed(f"sampling failed: {_why(exc)}") from None
         content = result.content
         text = content.text if isinstance(content, types.TextContent) else None
         if text is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agent_memory.tools.contracts import MemoryRecord
 from agent_memory.tools.json_schema import published_schema
+from agent_memory.tools.retrieve_contracts import RetrievedMemory
 from agent_memory.tools.server import BUILTIN_TOOLS
 
 
@@ -18,6 +19,7 @@ def generate() -> dict[str, dict]:
         files[f"{spec.name}.input.json"] = published_schema(spec.args_model, fold_nullable=False)
         files[f"{spec.name}.output.json"] = published_schema(spec.result_model, fold_nullable=False)
     files["memory_record.json"] = published_schema(MemoryRecord)
+    files["retrieved_memory.json"] = published_schema(RetrievedMemory)
     return files
 
 

@@ -40,7 +40,7 @@ from agent_memory.tools import resources
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
-from agent_memory.tools.errors import internal_error, parse_model, to_error_info
+from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
@@ -134,6 +134,16 @@ def _result(spec: ToolSpec | None, payload: dict[str, Any] | ErrorInfo, is_error
     )
 
 
+def _client_text(value: object, limit: int) -> str:
+    """A value the client sent, as it may appear in a log line or a message: text cut to `limit`
+    characters with lone surrogates escaped (they cannot be written as UTF-8); anything else by
+    its type alone (str() of an integer over 4,300 digits raises)."""
+    if not isinstance(value, str):
+        return f"<{type(value).__name__}>"
+    text = value[:limit]
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _outcome(data: dict[str, Any]) -> tuple[str, bool]:
     items, errors = data.get("items", []), data.get("errors", [])
     if not errors:
@@ -171,16 +181,17 @@ class Dispatcher:
         request_id = new_request_id()
         arguments: dict[str, Any] = params.arguments or {}
         spec = self._tools.get(params.name)
+        name = _client_text(params.name, 64)
         fields: dict[str, object] = {
             "request_id": request_id,
-            "tool": params.name[:64],
-            "action": str(arguments.get("action"))[:32] if "action" in arguments else None,
-            "scope": str(arguments.get("scope", "agent"))[:32],
+            "tool": name,
+            "action": _client_text(arguments.get("action"), 32) if "action" in arguments else None,
+            "scope": _client_text(arguments.get("scope", "agent"), 32),
         }
         structlog.contextvars.clear_contextvars()
         try:
             if spec is None:
-                raise InvalidParams(f"unknown tool {params.name[:64]}", field="name")
+                raise InvalidParams(f"unknown tool {name}", field="name")
             caller = _caller(ctx)
             fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
             wait = ctx.lifespan_context.rate_limiter.acquire(f"{caller.team}/{caller.agent_id}", time.monotonic())
@@ -197,14 +208,17 @@ class Dispatcher:
         except DomainError as error:
             outcome = error.code
             return _result(spec, to_error_info(error), True)
-        except Exception:
+        except Exception as exc:
             outcome = "INTERNAL"
+            refused = storage_failure(exc, request_id)  # a full disk, a busy database: say so
+            if refused is not None:
+                return _result(spec, to_error_info(refused), True)
             log.exception("tool_failed", **fields)
             return _result(spec, internal_error(request_id), True)
         finally:
             duration_ms = round((time.perf_counter() - started) * 1000, 3)
-            ctx.lifespan_context.metrics.observe(params.name[:64] if spec else "unknown", outcome, duration_ms)
-            log.info(f"{params.name[:64]}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
+            ctx.lifespan_context.metrics.observe(name if spec else "unknown", outcome, duration_ms)
+            log.info(f"{name}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
 
     async def list_resources(self, ctx: ServerRequestContext[App, Any], params: Any) -> ListResourcesResult:
         return ListResourcesResult(resources=resources.RESOURCES)

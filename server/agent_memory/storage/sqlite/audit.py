@@ -6,18 +6,25 @@ import asyncio
 import contextvars
 import json
 import sqlite3
+from collections import Counter
 from contextlib import suppress
 
 import anyio
 import structlog
 
 from agent_memory.core.models import AuditEvent
+from agent_memory.storage.failures import failure_detail, failure_reason, storage_reason
 from agent_memory.storage.sqlite.database import Database
 
 INSERT_AUDIT = (
     "INSERT INTO audit (at, request_id, agent_id, team, system_type, tool, action, scope, namespace, "
     "entry_id, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+MAX_PENDING = 100_000
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 5.0
+CLOSE_RETRY_SECONDS = (0.0, 0.25, 0.5, 1.0)  # a stop waits at most ~2 s (plus busy_timeouts) for them
 
 log = structlog.get_logger("agent_memory.audit")
 
@@ -34,48 +41,75 @@ class BufferedAuditLog:
     """Implements `AuditSink`: events are queued and written in batches by one background task,
     so reads never wait on a write transaction. The task gathers events for `batch_seconds`
     after the first one arrives, so a stream of reads costs one audit transaction per window,
-    not one per read. `aclose()` writes whatever is still queued. (Writes are audited in their
-    own transaction, not here.)"""
+    not one per read. A batch SQLite refuses (full disk, busy database) stays queued (at most
+    `max_pending` events, oldest dropped first) and is retried with backoff; the failure is logged
+    once, with its reason. `aclose()` retries what is still queued for a moment, then logs how many
+    events (by action and outcome, never their content) could not be written. (Writes are audited
+    in their own transaction, not here.)"""
 
-    def __init__(self, db: Database, *, batch_seconds: float = 0.05) -> None:
+    def __init__(self, db: Database, *, batch_seconds: float = 0.05, max_pending: int = MAX_PENDING) -> None:
         self._db = db
         self._batch_seconds = batch_seconds
+        self._max_pending = max_pending
         self._pending: list[AuditEvent] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = asyncio.Event()
+        self._failing: str | None = None  # the reason of the current run of failed writes
+        self._dropped: Counter[tuple[str, str]] = Counter()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="audit-writer", context=contextvars.Context())
 
     async def record(self, event: AuditEvent) -> None:
         self._pending.append(event)
+        if len(self._pending) > self._max_pending:  # only while writes fail: keep the newest
+            for old in self._pending[:-self._max_pending]:
+                self._dropped[(old.action, old.outcome)] += 1
+            del self._pending[:-self._max_pending]
         self._wake.set()
 
     async def flush(self) -> None:
-        """Write every queued event now."""
+        """Write every queued event now. Raises: sqlite3.Error (the events stay queued)."""
         while self._pending:
             batch, self._pending = self._pending, []
             rows = [audit_params(e) for e in batch]
             try:
                 await self._db.transact(lambda conn, rows=rows: conn.executemany(INSERT_AUDIT, rows))
-            except sqlite3.Error:
-                log.exception("audit_write_failed", events=len(batch))
+            except sqlite3.Error as exc:
                 self._pending[:0] = batch
+                reason = failure_reason(exc)
+                if reason != self._failing:
+                    log.error("audit_write_failed", reason=reason, detail=failure_detail(exc),
+                              queued=len(self._pending), exc_info=storage_reason(exc) is None)
+                self._failing = reason
                 raise
+        self._report_dropped()
+        if self._failing is not None:
+            log.info("audit_write_recovered")
+            self._failing = None
 
     async def _run(self) -> None:
+        retry = 0.0
         while not self._closing:
-            await self._wake.wait()
-            with suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), self._batch_seconds)
+            if retry:  # the last write failed: try again later, new events or not
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), retry)
+            else:
+                await self._wake.wait()
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), self._batch_seconds)
             self._wake.clear()
-            with suppress(sqlite3.Error):
+            try:
                 await self.flush()
+                retry = 0.0
+            except sqlite3.Error:
+                retry = min(max(retry * 2, RETRY_FIRST_SECONDS), RETRY_MAX_SECONDS)
 
     async def aclose(self) -> None:
-        """Stop the background writer after its current batch, then write what is left."""
+        """Stop the background writer after its current batch, then write what is left (retried
+        for a moment); what still cannot be written is counted in the log, never raised."""
         self._closing = True
         self._closed.set()
         self._wake.set()
@@ -83,4 +117,20 @@ class BufferedAuditLog:
             if self._task is not None:
                 await self._task
                 self._task = None
-            await self.flush()
+            for delay in CLOSE_RETRY_SECONDS:
+                await asyncio.sleep(delay)
+                try:
+                    await self.flush()
+                    break
+                except sqlite3.Error:
+                    continue
+            for event in self._pending:
+                self._dropped[(event.action, event.outcome)] += 1
+            self._pending = []
+            self._report_dropped()
+
+    def _report_dropped(self) -> None:
+        if self._dropped:
+            counts = {f"{action}/{outcome}": n for (action, outcome), n in sorted(self._dropped.items())}
+            log.error("audit_events_lost", events=sum(counts.values()), reason=self._failing, by_action_outcome=counts)
+            self._dropped.clear()

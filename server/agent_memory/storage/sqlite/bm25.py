@@ -56,17 +56,18 @@ def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QuerySt
     return [w for w in words if w in chosen]
 
 
-def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int]) -> dict[int, float]:
-    """BM25 (b = 0) of each candidate row for the stemmed query terms."""
+def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int]) -> dict[int, tuple[float, float]]:
+    """For each candidate row: BM25 (b = 0) for the stemmed query terms, and its keyword coverage,
+    the share of the query's IDF weight among the terms it contains (0..1: 1 when every query term
+    is in it; a term no entry holds weighs as much as the rarest possible one)."""
     if not stems or not rowids:
         return {}
     term_marks = ", ".join("?" for _ in stems)
     total = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] or 1
-    idf = {
-        term: math.log(1 + (total - df + 0.5) / (df + 0.5))
-        for term, df in conn.execute(
-            f"SELECT term, doc FROM entries_fts_terms WHERE term IN ({term_marks})", stems)
-    }
+    frequency = dict(conn.execute(f"SELECT term, doc FROM entries_fts_terms WHERE term IN ({term_marks})", stems))
+    idf = {term: math.log(1 + (total - frequency.get(term, 0) + 0.5) / (frequency.get(term, 0) + 0.5))
+           for term in set(stems)}
+    query_weight = sum(idf.values()) or 1.0
     doc_marks = ", ".join("?" for _ in rowids)
     frequencies: dict[tuple[int, str], float] = {}
     for doc, term, col, count in conn.execute(
@@ -74,7 +75,8 @@ def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int]) -> di
         f"AND doc IN ({doc_marks}) GROUP BY doc, term, col", [*stems, *rowids]):
         weight = COLUMN_WEIGHTS.get(col if isinstance(col, int) else (0 if col == "content" else 1), 0.5)
         frequencies[(doc, term)] = frequencies.get((doc, term), 0.0) + weight * count
-    scores: dict[int, float] = {}
+    scores: dict[int, tuple[float, float]] = {}
     for (doc, term), tf in frequencies.items():
-        scores[doc] = scores.get(doc, 0.0) + idf.get(term, 0.0) * tf * (K1 + 1) / (tf + K1)
+        score, covered = scores.get(doc, (0.0, 0.0))
+        scores[doc] = (score + idf[term] * tf * (K1 + 1) / (tf + K1), covered + idf[term] / query_weight)
     return scores

@@ -11,6 +11,8 @@ from typing import TypeVar
 import aiosqlite
 import anyio
 
+from agent_memory.storage.failures import STORAGE_FULL, storage_reason
+
 MEMORY = ":memory:"
 T = TypeVar("T")
 
@@ -33,6 +35,7 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
+        self.on_storage_full: Callable[[], None] | None = None  # told when a write finds the disk full
 
     @property
     def in_memory(self) -> bool:
@@ -82,7 +85,12 @@ class Database:
             conn.execute("COMMIT")
             return result
 
-        return await writer._execute(run)  # noqa: SLF001 - aiosqlite's run-on-worker-thread hook
+        try:
+            return await writer._execute(run)  # noqa: SLF001 - aiosqlite's run-on-worker-thread hook
+        except sqlite3.Error as exc:
+            if self.on_storage_full is not None and storage_reason(exc) == STORAGE_FULL:
+                self.on_storage_full()
+            raise
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work(connection)` on the reader's thread (several statements, one hand-off)."""

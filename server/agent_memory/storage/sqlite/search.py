@@ -58,7 +58,7 @@ class SqliteRetrievalStore:
         return partitions
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float]]:
+                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
         if not terms:
             return []
         where, params = _visibility(partitions, areas, filters)
@@ -67,15 +67,16 @@ class SqliteRetrievalStore:
         stems = self._stemmer.terms(terms)
         width = len(ENTRY_COLUMNS)
 
-        def search(conn: sqlite3.Connection) -> list[tuple[Entry, int, float]]:
+        def search(conn: sqlite3.Connection) -> list[tuple[Entry, int, float, float]]:
             match = fts_query(selective_terms(conn, terms, self._stemmer))
             rows = conn.execute(sql, [match, *params, limit]).fetchall()
             scores = rescore(conn, stems, [int(row[width]) for row in rows])
-            return [(row_to_entry(row[:width]), int(row[width]), scores.get(int(row[width]), 0.0)) for row in rows]
+            return [(row_to_entry(row[:width]), int(row[width]), *scores.get(int(row[width]), (0.0, 0.0)))
+                    for row in rows]
 
         return await self._db.read(search)
 
-    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, float]:
+    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:
         if not terms or not seqs:
             return {}
         stems = self._stemmer.terms(terms)

@@ -42,7 +42,7 @@ class ChromaIndex:
         if self._client is not None:
             self.close_client()
         if self._path is not None and not self._host:
-            self._take_ownership()
+            self.take_ownership()
         settings = Settings(anonymized_telemetry=False)
         if self._host:
             # Chroma's HttpClient talks to the server while it is being built and leaks its HTTP
@@ -58,13 +58,29 @@ class ChromaIndex:
                 raise
             return
         elif self._path is None:
-            self._client = chromadb.EphemeralClient(settings=settings)
+            self._client = self._open_client(lambda: chromadb.EphemeralClient(settings=settings))
         else:
             self._path.mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(self._path), settings=settings)
-        self._client.heartbeat()
+            self._client = self._open_client(lambda: chromadb.PersistentClient(path=str(self._path),
+                                                                               settings=settings))
+        try:
+            self._client.heartbeat()
+        except BaseException:
+            self.close_client()
+            raise
 
-    def _take_ownership(self) -> None:
+    def _open_client(self, factory: Any) -> Any:
+        """Chroma caches a system per path, and one whose start failed (a full disk) breaks every
+        later attempt (AttributeError): drop the cache so a retry starts afresh."""
+        from chromadb.api.client import SharedSystemClient
+
+        try:
+            return factory()
+        except BaseException:
+            SharedSystemClient.clear_system_cache()
+            raise
+
+    def take_ownership(self) -> None:
         """Chroma's PersistentClient is not safe for two processes on one directory (it silently
         loses vectors), so exactly one process owns it: an exclusive lock on `<path>.lock`, taken
         before the directory is created or opened and held until close."""
@@ -80,12 +96,25 @@ class ChromaIndex:
             owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             os.close(fd)
             raise OwnedElsewhere(f"another process (pid {owner}) owns the vector index") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            os.close(fd)  # (a full disk) never keep a lock nobody knows of
+            raise
         self._lock_fd = fd
 
+    @property
+    def holds_lock(self) -> bool:
+        return self._lock_fd is not None
+
+    @property
+    def has_client(self) -> bool:
+        return self._client is not None
+
     def close(self) -> None:
-        self.close_client()
+        if self._client is not None:
+            self.close_client()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
@@ -185,7 +214,12 @@ class ChromaIndex:
         self.close_client()
         if not self._path.exists():
             return None
-        aside = self._path.with_name(f"{self._path.name}.broken-{int(time.time())}")
+        stamp = int(time.time())
+        aside = self._path.with_name(f"{self._path.name}.broken-{stamp}")
+        for n in range(1, 100):
+            if not aside.exists():
+                break
+            aside = self._path.with_name(f"{self._path.name}.broken-{stamp}-{n}")
         self._path.rename(aside)
         return aside
 

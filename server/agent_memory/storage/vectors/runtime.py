@@ -1,10 +1,10 @@
 """Embedder + Chroma index, loaded lazily off the event loop, kept in step with SQLite through the
-outbox, and searched for semantic candidates (implements the core `SemanticIndex` port)."""
+outbox (by the background task in `sync.py`), and searched for semantic candidates (implements
+the core `SemanticIndex` port)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import os
 import threading
 from collections.abc import Callable
@@ -16,17 +16,17 @@ import anyio
 import structlog
 
 from agent_memory.core.retrieval import Partition, SemanticUnavailable
+from agent_memory.storage.failures import storage_reason
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors import outbox
+from agent_memory.storage.vectors import health, outbox
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere, collection_name
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+from agent_memory.storage.vectors.health import TaskHealth
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
+from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 
 T = TypeVar("T")
 BATCH = 64
-POLL_SECONDS = 1.0  # other processes' writes are noticed within this
-MAX_BACKOFF_SECONDS = 10.0
-REBUILD_AFTER_FAILURES = 3
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -38,7 +38,7 @@ def _lower_thread_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
-class VectorRuntime:
+class VectorRuntime(VectorSync):
     def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles]) -> None:
         self._db = db
         self._index = index
@@ -55,16 +55,16 @@ class VectorRuntime:
         self._tasks: list[asyncio.Task[None]] = []
         self.applied = 0
         self._failures = 0
+        self._repair_due = False
         self._rebuilding = False
         self._verified = False
+        self._step = "load"
+        self._health = TaskHealth(index.directory if index.local else None)
+        self._cleanup: asyncio.Future[int] | None = None
         self._link: OwnerLink | None = None  # set while another process owns the index
         self._service: OwnerService | None = None  # set while this process owns it
 
     # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> None:
-        # A fresh context: the task must not carry the log fields of the request that started it.
-        self._tasks.append(asyncio.create_task(self._run(), name="vector-sync", context=contextvars.Context()))
 
     async def aclose(self) -> None:
         self._stopping = True
@@ -72,14 +72,23 @@ class VectorRuntime:
         with anyio.CancelScope(shield=True):
             for task in self._tasks:
                 task.cancel()
-                with suppress(asyncio.CancelledError):
-                    await task
-            if self._service is not None:  # before the lock goes: the next owner binds anew
-                await self._service.aclose()
-            if self._index_open:
-                await self._call(self._index.close)
+            if self._tasks:
+                await asyncio.wait(self._tasks)  # never raises: how a task ended is `_ended`'s business
+            if self._cleanup is not None:
+                await self._cleanup
+            await self._release()
+            self._health.remove()
         self._executor.shutdown(wait=True)
         self._query_executor.shutdown(wait=True)
+
+    async def _release(self) -> None:
+        """Close the index and give up its lock (the owner socket first: the next owner binds anew)."""
+        self._index_open = False
+        if self._service is not None:
+            await self._service.aclose()
+            self._service = None
+        if self._index.holds_lock or self._index.has_client:
+            await self._call(self._index.close)
 
     def notify(self) -> None:
         """A write queued vector changes: apply them soon."""
@@ -107,15 +116,23 @@ class VectorRuntime:
                 raise
 
     async def _ensure_loaded(self) -> bool:
-        if self._embedder is not None and self._index_open:
+        """For operator commands: like `_open`, but a failure is a False with `problem` set."""
+        try:
+            return await self._open()
+        except EmbedderUnavailable as exc:
+            self._problem = f"semantic search unavailable: {exc}"
+        except Exception as exc:
+            self._problem = health.problem_text(self._step, exc)
+        return False
+
+    async def _open(self) -> bool:
+        """Open the index as its owner, load the model and (once) check the index against SQLite.
+        False when another process owns the index (searches are sent there). Raises on failure."""
+        if self._embedder is not None and self._index_open and (self._verified or self._rebuilding):
             return True
+        self._step = "load"
         try:
             await self._call(self._load)
-        except EmbedderUnavailable as exc:
-            if self._problem != f"semantic search unavailable: {exc}":
-                log.error("embedder_unavailable", reason=str(exc))
-            self._problem = f"semantic search unavailable: {exc}"
-            return False
         except OwnedElsewhere as exc:
             # Searches go to the owner; this process's writes wait in the shared outbox for it.
             # Ownership is tried again on every pass of the sync loop, to take over when it exits.
@@ -123,13 +140,15 @@ class VectorRuntime:
                 log.info("vector_index_owned_elsewhere", owner=str(exc))
                 self._link = OwnerLink(socket_path(self._index.directory), str(exc))
             self._problem = None
+            self._repair_due = False  # the owner checks and repairs it
             return False
+        except EmbedderUnavailable:
+            raise
         except Exception as exc:
-            self._problem = "semantic search unavailable: the vector index could not be opened"
-            log.warning("vector_index_unavailable", error=type(exc).__name__)
-            if self._index.local:
+            if self._index.local and storage_reason(exc) is None:
                 self._failures += 1
-            return False
+                self._repair_due = self._repair_due or self._failures >= REBUILD_AFTER_FAILURES
+            raise
         if self._link is not None:
             log.info("vector_index_taken_over")
             self._link = None
@@ -141,12 +160,12 @@ class VectorRuntime:
             except OSError as exc:  # other processes then answer keyword-only, and say so
                 log.warning("vector_owner_socket_failed", error=str(exc))
         if not self._verified and not self._rebuilding:
-            self._verified = True
+            self._step = "check"
             if not await self._consistent():
                 log.error("vector_index_inconsistent")
-                self._failures = REBUILD_AFTER_FAILURES  # repaired at the top of the sync loop
-                self._problem = "semantic search unavailable: the vector index lost entries; rebuilding"
-                return False
+                self._repair_due = self._index.local  # repaired at the top of the sync loop
+                raise IndexInconsistent("the vector index lost entries")
+            self._verified = True
         if not self._rebuilding:
             self._problem = None
         log.info("semantic_search_ready", model=self._embedder.name if self._embedder else None)
@@ -156,53 +175,6 @@ class VectorRuntime:
     def problem(self) -> str | None:
         """None when semantic search works, else why not (for `degraded`)."""
         return self._problem
-
-    # -- outbox applier ---------------------------------------------------------------------
-
-    async def _run(self) -> None:
-        """Load the model and index, then keep applying the outbox; on any failure, back off and
-        retry (writes keep landing in SQLite and the outbox meanwhile)."""
-        backoff = 0.5
-        while not self._stopping:
-            if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
-                await self._repair()
-            try:
-                if await self._ensure_loaded():
-                    while await self.apply_pending() > 0:
-                        pass
-                    backoff = 0.5
-                    self._failures = 0
-                    if self._rebuilding:
-                        self._rebuilding = False
-                        self._problem = None
-                        log.info("vector_index_rebuilt")
-                elif self._link is None:
-                    raise RuntimeError(self._problem or "vector index unavailable")
-            except Exception as exc:  # a derived index must never take the server down
-                if self._embedder is not None and self._index_open:
-                    self._problem = "semantic search unavailable: the vector index is failing"
-                    self._index_open = False  # reopen on the next attempt
-                    self._failures += 1
-                log.warning("vector_sync_failed", error=type(exc).__name__, retry_in=backoff)
-                if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
-                    continue  # repaired at the top of the loop
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-                continue
-            with suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-            self._wake.clear()
-
-    async def _repair(self) -> None:
-        """The local index keeps failing: set it aside and rebuild it from SQLite (retrieval is
-        keyword-only, and says so, until the rebuild has caught up)."""
-        self._failures = 0
-        self._problem = "semantic search unavailable: rebuilding the vector index from SQLite"
-        aside = await self._call(self._index.discard)
-        log.error("vector_index_rebuilding", set_aside=str(aside) if aside else None)
-        self._index_open = False
-        self._rebuilding = True
-        await self._requeue_all()
 
     async def _requeue_all(self) -> None:
         await outbox.requeue_all(self._db)
@@ -295,6 +267,7 @@ class VectorRuntime:
             self._failures += 1
             if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
                 self._index_open = False  # the sync task sees it and repairs
+                self._repair_due = True
                 self._wake.set()
             raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
 
