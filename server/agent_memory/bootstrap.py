@@ -73,7 +73,8 @@ def vector_runtime(settings: Settings, db: Database) -> VectorRuntime | None:
         index = ChromaIndex(None)  # in memory, like the records
     else:
         index = ChromaIndex(settings.chroma_dir)
-    return VectorRuntime(db, index, lambda: default_model_files(settings.embedding_model_dir))
+    return VectorRuntime(db, index, lambda: default_model_files(settings.embedding_model_dir),
+                         load_wait_seconds=settings.retrieval_load_wait_seconds)
 
 
 def session_limits(settings: Settings) -> SessionLimits:

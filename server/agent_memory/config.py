@@ -140,6 +140,9 @@ class Settings:
     retrieval_unknown_name_penalty: float = _setting(
         0.1, _float_between(0, 1), "memory_retrieve: how much harder the floor is for a question naming someone or "
         "something no candidate mentions (times the share of such names)")
+    retrieval_load_wait_seconds: float = _setting(
+        10.0, _float_between(0, 300), "memory_retrieve: how long a call that arrives while the embedding model and "
+        "vector index are still loading waits for them before answering keyword-only")
     retrieval_candidate_depth: int = _setting(100, _int_between(10, 1000),
                                               "Candidates taken from each of keyword and semantic search")
     rank_weight_keyword: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised BM25")

@@ -120,3 +120,29 @@ def _read_responses(fd: int, expected: int, timeout: float) -> list[str]:
         assert chunk, f"server closed stdout; got {data!r}"
         data += chunk
     return data.decode().splitlines()
+
+
+async def test_a_retrieve_sent_right_after_spawn_is_answered_by_meaning(tmp_path: Path) -> None:
+    env = server_env(tmp_path)
+    params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env)
+    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+        created = await client.call_tool("memory_crud", {"action": "create", "items": [
+            {"content": "The quarterly budget review is on the first Tuesday of each quarter."}]})
+        entry = created.structured_content["items"][0]["id"]
+        with anyio.fail_after(60):  # indexed before this server stops
+            while True:
+                found = await client.call_tool("memory_retrieve", {"query": "quarterly budget review",
+                                                                   "mode": "semantic", "min_score": 0})
+                if found.structured_content["degraded"] is None and found.structured_content["items"]:
+                    break
+                await anyio.sleep(0.2)
+    # A host that starts the server and asks at once: the first call waits for the model instead
+    # of answering keyword-only, and finds the memory by meaning (no word in common).
+    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+        started = time.monotonic()
+        found = await client.call_tool("memory_retrieve", {"query": "when do we look at spending plans?",
+                                                           "mode": "semantic", "min_score": 0})
+        data = found.structured_content
+        assert not found.is_error and data["degraded"] is None, data
+        assert [i["id"] for i in data["items"]][:1] == [entry]
+        assert time.monotonic() - started < 30

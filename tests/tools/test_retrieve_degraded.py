@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -55,7 +56,8 @@ async def test_tools_list_and_keyword_retrieval_answer_before_the_model_is_loade
     real = default_model_files()
     shutil.copy(real.tokenizer, model_dir / "tokenizer.json")
     os.mkfifo(model_dir / "model.onnx")  # reading it blocks until we write: the model is "loading"
-    settings = make_settings(tmp_path / "data", vector_backend="chroma", embedding_model_dir=str(model_dir))
+    settings = make_settings(tmp_path / "data", vector_backend="chroma", embedding_model_dir=str(model_dir),
+                             retrieval_load_wait_seconds=0.5)
 
     released = threading.Event()
 
@@ -71,13 +73,22 @@ async def test_tools_list_and_keyword_retrieval_answer_before_the_model_is_loade
             entry = await agent.create("Seals sleep in the water.")
             failed, data = await retrieve(agent, query="seals sleep", mode="keyword")
             assert not failed and [i["id"] for i in data["items"]] == [entry["id"]]
+            started = time.monotonic()
             failed, data = await retrieve(agent, query="seals sleep")
+            # It waited for the model (bounded by retrieval_load_wait_seconds), then said why not.
+            assert time.monotonic() - started >= 0.5
             assert not failed and data["degraded"] and "loading" in data["degraded"]
             assert [i["id"] for i in data["items"]] == [entry["id"]]
+            # mode semantic with nothing to fall back on is an error saying why, never an empty success.
+            failed, data = await retrieve(agent, query="where do marine mammals rest?", mode="semantic")
+            [error] = data["errors"]
+            assert failed and error["code"] == "INTERNAL" and error["details"] == {"reason": "semantic_unavailable"}
+            assert "loading" in error["message"] and data["items"] == []
             threading.Thread(target=release, daemon=True).start()
             with anyio.fail_after(60):
                 while True:
-                    failed, data = await retrieve(agent, query="where do marine mammals rest?", mode="semantic")
+                    failed, data = await retrieve(agent, query="where do marine mammals rest?", mode="semantic",
+                                                  min_score=0)
                     if data["degraded"] is None and data["items"]:
                         break
                     await anyio.sleep(0.1)

@@ -13,7 +13,7 @@ from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, near_duplicate
-from agent_memory.core.errors import InvalidParams
+from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
 from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
@@ -208,6 +208,10 @@ class RetrievalService:
         keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
         if request.mode == "semantic" and semantic_hits is None:
             use_keyword, use_semantic = bool(terms), False  # keyword-only fallback, said in `degraded`
+            if not (partitions and keyword_hits) and degraded:
+                # Nothing by keyword either: an empty success would read as "nothing stored".
+                raise DomainError(f"mode semantic cannot answer now: {'; '.join(degraded)}; retry later or use "
+                                  "mode hybrid or keyword", reason="semantic_unavailable")
         if use_keyword or not use_semantic:
             for entry, seq, score, coverage in keyword_hits:
                 candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score, coverage=coverage)

@@ -28,6 +28,7 @@ from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexIncon
 T = TypeVar("T")
 BATCH = 64
 
+LOADING = "semantic search is loading"
 log = structlog.get_logger("agent_memory.vectors")
 
 
@@ -39,8 +40,14 @@ def _lower_thread_priority() -> None:
 
 
 class VectorRuntime(VectorSync):
-    def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles]) -> None:
+    def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles], *,
+                 load_wait_seconds: float = 0.0) -> None:
+        """Args:
+            load_wait_seconds: how long a search that arrives while the model and index are still
+                loading (at start-up) waits for them before answering keyword-only.
+        """
         self._db = db
+        self._load_wait = load_wait_seconds
         self._index = index
         self._model_files = model_files
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
@@ -49,7 +56,7 @@ class VectorRuntime(VectorSync):
         self._embedder: OnnxEmbedder | None = None
         self._index_embedder: OnnxEmbedder | None = None
         self._index_open = False
-        self._problem: str | None = "semantic search is loading"
+        self._problem: str | None = LOADING
         self._wake = asyncio.Event()
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -223,6 +230,7 @@ class VectorRuntime(VectorSync):
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
+        await self._loaded()
         if self._link is not None:
             return await self._link.nearest(text, partitions, limit)
         return await self._nearest_here(text, partitions, limit)
@@ -256,6 +264,15 @@ class VectorRuntime(VectorSync):
                                  entry_ids: list[str]) -> dict[str, float]:
         names = [collection_name(p.scope, p.namespace) for p in partitions]
         return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
+
+    async def _loaded(self) -> None:
+        """At start-up, wait (bounded by `load_wait_seconds`) until the model and index are loaded,
+        or another process is found to own the index, or loading has failed for good."""
+        deadline = asyncio.get_running_loop().time() + self._load_wait
+        while (self._link is None and (self._embedder is None or not self._index_open)
+               and self._problem == LOADING and not self._stopping
+               and asyncio.get_running_loop().time() < deadline):
+            await asyncio.sleep(0.02)
 
     async def _search(self, fn: Callable[[], T]) -> T:
         if self._embedder is None or not self._index_open or self._rebuilding:
