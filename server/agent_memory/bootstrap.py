@@ -131,7 +131,8 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         retrieval = RetrievalService(
             SqliteRetrievalStore(db), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
-                              unknown_name_penalty=settings.retrieval_unknown_name_penalty),
+                              unknown_name_penalty=settings.retrieval_unknown_name_penalty,
+                              inline_embed_max=settings.retrieval_inline_embed_max),
             utc_now,
         )
         jobs.start(reflection,

@@ -41,7 +41,8 @@ async def evaluate_conversation(folder: Path, mode: str) -> list[dict]:
     agent = folder.name
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"locomo-{agent}-"), "agent_id": agent, "team": "locomo",
-        "rate_limit_per_second": 0, "log_level": "warning"})
+        "rate_limit_per_second": 0, "log_level": "warning",
+        "retrieval_inline_embed_max": 0})  # so "found by meaning" below means "indexed"
     results = []
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}

@@ -90,6 +90,7 @@ async def run(n_turns: int, batch: int, n_queries: int) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
                 "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_COMPACTION_THRESHOLD_CHARS": "0",
+                "MEMORY_RETRIEVAL_INLINE_EMBED_MAX": "0",
                 "MEMORY_REFLECTION_INTERVAL_SECONDS": "0", "MEMORY_PRUNE_INTERVAL_SECONDS": "0",
                 "MEMORY_LOG_LEVEL": "warning"})
     command = str(Path(sys.executable).with_name("agent-memory"))

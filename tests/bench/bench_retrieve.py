@@ -58,6 +58,7 @@ async def run(size: int, n_queries: int) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
                 "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_LOG_FORMAT": "json",
+                "MEMORY_RETRIEVAL_INLINE_EMBED_MAX": "0",  # "found by meaning" below means "indexed"
                 # one namespace holds every entry: keep the pruner from trimming it to its default limit
                 "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(size * 2)})
     log_path = Path(data_dir) / "server.log"

@@ -45,7 +45,8 @@ async def evaluate(folder: Path, other: Path, min_score: float, sweep: bool) -> 
     own, foreign = read_jsonl(folder / "queries.jsonl"), read_jsonl(other / "queries.jsonl")
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"selective-{folder.name}-"), "agent_id": folder.name,
-        "team": "locomo", "rate_limit_per_second": 0, "log_level": "warning"})
+        "team": "locomo", "rate_limit_per_second": 0, "log_level": "warning",
+        "retrieval_inline_embed_max": 0})  # so "found by meaning" below means "indexed"
     out: dict[str, list] = {"on": [], "off": [], "on_sweep": [], "off_sweep": []}
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}

@@ -28,6 +28,12 @@ def agent_memory_command() -> str:
     return found
 
 
+# For tests where "found by meaning" must mean "in the vector index": a retrieve then does not
+# embed the entries still waiting for the index itself (read-your-writes), so it finds only what
+# the background task has indexed.
+INDEXED = {"MEMORY_RETRIEVAL_INLINE_EMBED_MAX": "0"}
+
+
 def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env.update({"MEMORY_DATA_DIR": str(data_dir), "MEMORY_AGENT_ID": "launcher", "MEMORY_TEAM": "ops",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.servers import agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, server_env
 
 TMPFS_SIZE = "24m"
 GLACIERS = "Glaciers carve valleys over thousands of years."
@@ -154,7 +154,9 @@ def _stats(env: dict[str, str]) -> dict:
 def test_disk_full_is_reported_clearly_heals_and_stops_cleanly(tmp_path: Path) -> None:
     with small_tmpfs(tmp_path / "mnt") as mnt:
         data = mnt / "data"
-        env = server_env(data, MEMORY_RATE_LIMIT_PER_SECOND="0")
+        # No waiting for the model: the retrieves below poll while the repair meets the full disk.
+        env = server_env(data, MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_RETRIEVAL_LOAD_WAIT_SECONDS="0",
+                         **INDEXED)
         first = StdioSession(env, tmp_path / "first.log")
         try:
             failed, made = first.create(GLACIERS)

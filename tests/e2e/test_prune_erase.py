@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_a_namespace_that_grows_past_its_limit_is_pruned_after_the_write(t
 
 
 async def test_erase_asks_first_and_removes_vectors_through_the_owning_server(tmp_path: Path) -> None:
-    env = server_env(tmp_path / "data", MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_SYSTEM_TYPE="sys3")
+    env = server_env(tmp_path / "data", MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_SYSTEM_TYPE="sys3", **INDEXED)
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env)
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         secret = await _create(client, "The staging database password rotates monthly.", scope="team",

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +22,7 @@ async def _semantic_ids(client: Client, query: str) -> list[str] | None:
 
 
 async def test_reindex_rebuilds_a_deleted_index_and_refuses_while_a_server_owns_it(tmp_path: Path) -> None:
-    env = server_env(tmp_path / "data")
+    env = server_env(tmp_path / "data", **INDEXED)
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env)
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         made = await client.call_tool("memory_crud", {"action": "create", "items": [

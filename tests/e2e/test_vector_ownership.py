@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +47,7 @@ async def _finds_semantically(client: Client, ids: set[str]) -> dict:
 
 async def test_both_processes_search_semantically_and_the_other_takes_over(tmp_path: Path) -> None:
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"],
-                                   env=server_env(tmp_path / "data", MEMORY_RATE_LIMIT_PER_SECOND="0"))
+                                   env=server_env(tmp_path / "data", MEMORY_RATE_LIMIT_PER_SECOND="0", **INDEXED))
     lock = tmp_path / "data" / "chroma.lock"
     clients: list[Client] = []
     started, stop, stopped = anyio.Event(), anyio.Event(), anyio.Event()

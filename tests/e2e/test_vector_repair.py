@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -63,7 +63,7 @@ def _lock_is_free(lock: Path) -> bool:
 
 async def test_a_repair_blocked_by_a_busy_database_is_reported_and_heals_without_restart(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    env = server_env(data, MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_SQLITE_BUSY_TIMEOUT_MS="100")
+    env = server_env(data, MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_SQLITE_BUSY_TIMEOUT_MS="100", **INDEXED)
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env)
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         made = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": TEXT}]})
@@ -119,7 +119,8 @@ async def test_applying_changes_against_a_busy_database_is_retried_and_never_dis
     data = tmp_path / "data"
     env = server_env(data, MEMORY_RATE_LIMIT_PER_SECOND="0", MEMORY_SQLITE_BUSY_TIMEOUT_MS="100")
     params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env)
-    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+    first = StdioServerParameters(command=agent_memory_command(), args=["serve"], env={**env, **INDEXED})
+    async with Client(first, mode="legacy", read_timeout_seconds=60) as client:  # indexed before it stops
         made = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": TEXT}]})
         entry_id = made.structured_content["items"][0]["id"]
         await _semantic(client, entry_id, timeout=60)

@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
 
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
@@ -18,60 +17,15 @@ from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
 from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
 from agent_memory.core.ranking import Candidate, RankWeights, rank
+from agent_memory.core.retrieval_ports import (
+    CandidateFilter,
+    Partition,
+    RetrievalStore,
+    SemanticIndex,
+    SemanticUnavailable,
+)
 from agent_memory.core.rules import check_tags
 from agent_memory.core.visibility import Area, can_read, readable_areas
-
-
-class SemanticUnavailable(RuntimeError):
-    """Semantic search cannot answer now (loading, failed model, broken index); the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Partition:
-    scope: str
-    namespace: str
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateFilter:
-    now: str
-    layers: tuple[Layer, ...] = ()
-    tags: tuple[str, ...] = ()
-    session_id: str | None = None
-
-
-class RetrievalStore(Protocol):
-    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-        """The (scope, namespace)s holding entries inside `areas` (only those in `namespaces`, if any)."""
-        ...
-
-    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
-        """(entry, sequence number, BM25 score (higher is better), keyword coverage 0..1) for
-        visible entries matching any of `terms` (plain words: the store must treat them as text,
-        never as query syntax). Coverage: the share of the query's IDF weight the entry holds."""
-        ...
-
-    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                              filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
-
-    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:
-        """The same (BM25, coverage) as `keyword_candidates` gives, for these entries (absent: no term)."""
-        ...
-
-
-class SemanticIndex(Protocol):
-    """Raises SemanticUnavailable from any method when semantic search cannot answer."""
-
-    async def nearest(self, text: str, partitions: list[Partition], limit: int
-                      ) -> tuple[list[tuple[str, float]], list[float]]:
-        """The `limit` entries nearest to `text` as (id, cosine), and the query's vector."""
-        ...
-
-    async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
-        """Cosine of `vector` to each of these entries (those indexed)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +60,7 @@ class RetrievalResult:
     dropped: int
     degraded: list[str]
     min_score: float = 0.0  # the floor applied
+    keyword_only: int = 0  # readable entries not yet searchable by meaning (searched by keyword only)
     withheld: int = 0  # candidates left out because the best of them was under the floor
     stages_ms: dict[str, float] = field(default_factory=dict)
 
@@ -149,6 +104,7 @@ class RetrievalMetrics:
 class RetrievalSettings:
     candidate_depth: int = 100
     weights: RankWeights = RankWeights()
+    inline_embed_max: int = 64  # entries not yet indexed, embedded during a call (the newest first)
     unknown_name_penalty: float = 0.1  # see `_above_floor`
 
 
@@ -175,6 +131,7 @@ class RetrievalService:
         partitions = await self._store.readable_partitions(areas, request.namespaces)
         degraded: list[str] = []
         candidates: dict[str, Candidate] = {}
+        keyword_only = 0
         use_keyword = request.mode in ("hybrid", "keyword")
         use_semantic = request.mode in ("hybrid", "semantic")
         depth = max(self._settings.candidate_depth, request.limit)
@@ -228,9 +185,19 @@ class RetrievalService:
                 except SemanticUnavailable:
                     return {}
 
-            found, extra = await asyncio.gather(
-                self._store.visible_entries(missing, partitions, areas, filters), fill_similarity())
+            async def fresh() -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
+                return await self._fresh(vector, partitions, areas, filters)
+
+            (found, extra), (waiting, recent, keyword_only) = await asyncio.gather(
+                asyncio.gather(self._store.visible_entries(missing, partitions, areas, filters), fill_similarity()),
+                fresh())
             similarity.update(extra)
+            similarity.update(recent)  # newer than what the index holds for them
+            known = {entry.id for entry, _ in found} | set(candidates)
+            found = [*found, *((entry, seq) for entry, seq in waiting if entry.id in recent and entry.id not in known)]
+            if keyword_only:
+                degraded.append(f"{keyword_only} memories written moments ago are not yet searchable by meaning "
+                                "(searched by keyword only)")
             scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if use_keyword else {}
             for candidate in candidates.values():
                 candidate.semantic = similarity.get(candidate.entry.id, 0.0)
@@ -270,9 +237,25 @@ class RetrievalService:
                                                  item.entry.id, "ok", stamp))
         stages["total"] = _ms(started)
         result = RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
-                                 degraded=degraded, min_score=floor, withheld=withheld, stages_ms=stages)
+                                 degraded=degraded, min_score=floor, withheld=withheld, keyword_only=keyword_only,
+                                 stages_ms=stages)
         self.metrics.observe(result)
         return result
+
+
+    async def _fresh(self, vector: list[float], partitions: list[Partition], areas: tuple[Area, ...],
+                     filters: CandidateFilter) -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
+        """Read-your-writes by meaning: the entries still waiting for the vector index, embedded now
+        (the newest `inline_embed_max`); returns them, their cosine, and how many are left over."""
+        waiting, total = await self._store.pending_entries(partitions, areas, filters,
+                                                           self._settings.inline_embed_max)
+        if not waiting or self._semantic is None:
+            return waiting, {}, total
+        try:
+            recent = await self._semantic.fresh_similarities(vector, [entry for entry, _ in waiting])
+        except SemanticUnavailable:
+            return waiting, {}, total
+        return waiting, recent, total - len(recent)
 
 
 def _above_floor(ranked: list[Candidate], floor: float, unknown: float, penalty: float

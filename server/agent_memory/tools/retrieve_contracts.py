@@ -84,6 +84,8 @@ class MemoryRetrieveResult(StrictModel):
     dropped: int = 0
     min_score: float = 0.0
     withheld: int = Field(0, description="Memories left out because none reached min_score.")
+    keyword_only: int = Field(0, description="Memories you may read that were written moments ago and are not "
+                                             "yet searchable by meaning; they were searched by keyword only.")
     degraded: str | None = Field(None, description="Why the answer is partial (e.g. keyword-only), else null.")
     errors: list[ErrorInfo] = Field(default_factory=list)
 

@@ -30,7 +30,8 @@ Args:
 
 Returns items (with score and score_parts, truncated), context, used_chars, budget_chars, dropped
 (memories that did not fit the budget), min_score, withheld (memories left out because none
-reached the floor) and degraded (why the answer is keyword-only, else null)."""
+reached the floor), keyword_only (memories written moments ago that could only be searched by
+keyword) and degraded (why the answer is keyword-only or partial, else null)."""
 
 
 async def run_memory_retrieve(service: RetrievalService, settings: Settings, call: Call,
@@ -64,6 +65,7 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         "dropped": result.dropped,
         "min_score": result.min_score,
         "withheld": result.withheld,
+        "keyword_only": result.keyword_only,
         "degraded": "; ".join(result.degraded) or None,
         "errors": [],
     }

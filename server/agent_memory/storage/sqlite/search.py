@@ -6,7 +6,7 @@ import sqlite3
 
 from agent_memory.core.models import Entry
 from agent_memory.core.query_terms import fts_query
-from agent_memory.core.retrieval import CandidateFilter, Partition
+from agent_memory.core.retrieval_ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
@@ -94,3 +94,19 @@ class SqliteRetrievalStore:
         width = len(ENTRY_COLUMNS)
         return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
 
+    async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
+                              limit: int) -> tuple[list[tuple[Entry, int]], int]:
+        """Visible entries whose vector is still waiting in the outbox (newest first, at most
+        `limit`), and how many there are in all."""
+        if not partitions:
+            return [], 0
+        where, params = _visibility(partitions, areas, filters)
+        waiting = "e.id IN (SELECT entry_id FROM vector_outbox WHERE op = 'upsert')"
+        async with self._db.reading() as conn:
+            total = list(await conn.execute_fetchall(
+                f"SELECT COUNT(*) FROM entries e WHERE {waiting} AND {where}", params))[0][0]
+            rows = await conn.execute_fetchall(
+                f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE {waiting} AND {where} ORDER BY e.rowid DESC LIMIT ?",
+                [*params, limit]) if total and limit else []
+        width = len(ENTRY_COLUMNS)
+        return [(row_to_entry(row[:width]), int(row[width])) for row in rows], int(total)

@@ -15,20 +15,19 @@ from typing import Any, TypeVar
 import anyio
 import structlog
 
-from agent_memory.core.retrieval import Partition, SemanticUnavailable
 from agent_memory.storage.failures import storage_reason
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors import health, outbox
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere, collection_name
+from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.health import TaskHealth
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
+from agent_memory.storage.vectors.search import LOADING, VectorSearch
 from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 
 T = TypeVar("T")
 BATCH = 64
 
-LOADING = "semantic search is loading"
 log = structlog.get_logger("agent_memory.vectors")
 
 
@@ -39,7 +38,7 @@ def _lower_thread_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
-class VectorRuntime(VectorSync):
+class VectorRuntime(VectorSync, VectorSearch):
     def __init__(self, db: Database, index: ChromaIndex, model_files: Callable[[], ModelFiles], *,
                  load_wait_seconds: float = 0.0) -> None:
         """Args:
@@ -48,6 +47,7 @@ class VectorRuntime(VectorSync):
         """
         self._db = db
         self._load_wait = load_wait_seconds
+        self._fresh: dict[tuple[str, str], Any] = {}  # (entry id, etag) -> vector embedded in a call
         self._index = index
         self._model_files = model_files
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
@@ -225,69 +225,3 @@ class VectorRuntime(VectorSync):
         await self._call(self._index.reset)
         await self._requeue_all()
         self.notify()
-
-    # -- semantic search (core SemanticIndex port) ------------------------------------------
-
-    async def nearest(self, text: str, partitions: list[Partition], limit: int
-                      ) -> tuple[list[tuple[str, float]], list[float]]:
-        await self._loaded()
-        if self._link is not None:
-            return await self._link.nearest(text, partitions, limit)
-        return await self._nearest_here(text, partitions, limit)
-
-    async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
-        """From SQLite's copy of the vectors (one indexed read, in any process); the vector index
-        is asked only for entries indexed before that copy existed."""
-        found = outbox.cosine(vector, await outbox.stored_vectors(self._db, entry_ids))
-        missing = [i for i in entry_ids if i not in found]
-        if missing:
-            try:
-                found.update(await self._link.similarities(vector, partitions, missing) if self._link is not None
-                             else await self._similarities_here(vector, partitions, missing))
-            except SemanticUnavailable:
-                if not found:
-                    raise
-        return found
-
-    async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
-                            ) -> tuple[list[tuple[str, float]], list[float]]:
-        def search() -> tuple[list[tuple[str, float]], list[float]]:
-            assert self._embedder is not None
-            vector = self._embedder.embed([text])[0]
-            names = [collection_name(p.scope, p.namespace) for p in partitions]
-            return self._index.query(names, vector, limit), vector
-
-        return await self._search(search)
-
-    async def _similarities_here(self, vector: list[float], partitions: list[Partition],
-                                 entry_ids: list[str]) -> dict[str, float]:
-        names = [collection_name(p.scope, p.namespace) for p in partitions]
-        return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
-
-    async def _loaded(self) -> None:
-        """At start-up, wait (bounded by `load_wait_seconds`) until the model and index are loaded,
-        or another process is found to own the index, or loading has failed for good."""
-        deadline = asyncio.get_running_loop().time() + self._load_wait
-        while (self._link is None and (self._embedder is None or not self._index_open)
-               and self._problem == LOADING and not self._stopping
-               and asyncio.get_running_loop().time() < deadline):
-            await asyncio.sleep(0.02)
-
-    async def _search(self, fn: Callable[[], T]) -> T:
-        if self._embedder is None or not self._index_open or self._rebuilding:
-            raise SemanticUnavailable(self._problem or "semantic search is loading")
-        try:
-            return await self._query_call(fn)
-        except Exception as exc:
-            log.warning("semantic_search_failed", error=type(exc).__name__)
-            self._failures += 1
-            if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
-                self._index_open = False  # the sync task sees it and repairs
-                self._repair_due = True
-                self._wake.set()
-            raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
-
-    async def _query_call(self, fn: Callable[[], T]) -> T:
-        # Queries get their own thread so they never wait behind an indexing batch.
-        return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)

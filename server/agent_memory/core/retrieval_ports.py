@@ -1,0 +1,73 @@
+"""What memory_retrieve needs from storage: the record store's search queries and the semantic
+index (ports, implemented in `agent_memory.storage`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from agent_memory.core.models import Entry, Layer
+from agent_memory.core.visibility import Area
+
+
+class SemanticUnavailable(RuntimeError):
+    """Semantic search cannot answer now (loading, failed model, broken index); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    scope: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFilter:
+    now: str
+    layers: tuple[Layer, ...] = ()
+    tags: tuple[str, ...] = ()
+    session_id: str | None = None
+
+
+class RetrievalStore(Protocol):
+    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
+        """The (scope, namespace)s holding entries inside `areas` (only those in `namespaces`, if any)."""
+        ...
+
+    async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
+                                 filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
+        """(entry, sequence number, BM25 score (higher is better), keyword coverage 0..1) for
+        visible entries matching any of `terms` (plain words: the store must treat them as text,
+        never as query syntax). Coverage: the share of the query's IDF weight the entry holds."""
+        ...
+
+    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
+                              filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
+
+    async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
+                              limit: int) -> tuple[list[tuple[Entry, int]], int]:
+        """Visible entries written but not yet in the vector index (newest first, at most `limit`),
+        and how many there are in all."""
+        ...
+
+    async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:
+        """The same (BM25, coverage) as `keyword_candidates` gives, for these entries (absent: no term)."""
+        ...
+
+
+class SemanticIndex(Protocol):
+    """Raises SemanticUnavailable from any method when semantic search cannot answer."""
+
+    async def nearest(self, text: str, partitions: list[Partition], limit: int
+                      ) -> tuple[list[tuple[str, float]], list[float]]:
+        """The `limit` entries nearest to `text` as (id, cosine), and the query's vector."""
+        ...
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        """Cosine of `vector` to each of these entries (those indexed)."""
+        ...
+
+    async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
+        """Cosine of `vector` to each of these entries' current content, embedded now (entries the
+        index has not caught up with)."""
+        ...

@@ -1,0 +1,129 @@
+"""The search side of `VectorRuntime` (the core `SemanticIndex` port): nearest neighbours and
+similarities from the local index or through the process that owns it, and read-your-writes
+embedding of entries the index has not caught up with."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import structlog
+
+from agent_memory.core.models import Entry
+from agent_memory.core.retrieval_ports import Partition, SemanticUnavailable
+from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.vectors import outbox
+from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
+from agent_memory.storage.vectors.embedder import OnnxEmbedder
+from agent_memory.storage.vectors.owner_link import OwnerLink
+from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES
+
+T = TypeVar("T")
+LOADING = "semantic search is loading"
+FRESH_CACHE = 4096  # vectors of not-yet-indexed entries kept between calls, by (id, etag)
+
+log = structlog.get_logger("agent_memory.vectors")
+
+
+class VectorSearch:
+    """Base of `VectorRuntime`, which owns the state below."""
+
+    _db: Database
+    _index: ChromaIndex
+    _embedder: OnnxEmbedder | None
+    _index_open: bool
+    _rebuilding: bool
+    _problem: str | None
+    _failures: int
+    _repair_due: bool
+    _stopping: bool
+    _wake: asyncio.Event
+    _link: OwnerLink | None
+    _load_wait: float
+    _fresh: dict[tuple[str, str], Any]
+    _query_executor: ThreadPoolExecutor
+
+    async def nearest(self, text: str, partitions: list[Partition], limit: int
+                      ) -> tuple[list[tuple[str, float]], list[float]]:
+        await self._loaded()
+        if self._link is not None:
+            return await self._link.nearest(text, partitions, limit)
+        return await self._nearest_here(text, partitions, limit)
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        """From SQLite's copy of the vectors (one indexed read, in any process); the vector index
+        is asked only for entries indexed before that copy existed."""
+        found = outbox.cosine(vector, await outbox.stored_vectors(self._db, entry_ids))
+        missing = [i for i in entry_ids if i not in found]
+        if missing:
+            try:
+                found.update(await self._link.similarities(vector, partitions, missing) if self._link is not None
+                             else await self._similarities_here(vector, partitions, missing))
+            except SemanticUnavailable:
+                if not found:
+                    raise
+        return found
+
+    async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
+        """Embed these entries now (they wait in the outbox) with the query model and return their
+        cosine to `vector`. Vectors are kept for a while by (id, etag), so repeated questions do
+        not embed the same new entries again. Raises SemanticUnavailable without a model here."""
+        if self._embedder is None:
+            raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
+        todo = [e for e in entries if (e.id, e.etag) not in self._fresh]
+        if todo:
+            embedder = self._embedder
+            vectors = await self._search(lambda: embedder.embed_array([e.content for e in todo]))
+            for entry, row in zip(todo, vectors, strict=True):
+                self._fresh[(entry.id, entry.etag)] = row
+            while len(self._fresh) > FRESH_CACHE:
+                self._fresh.pop(next(iter(self._fresh)))
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        return {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
+
+    async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
+                            ) -> tuple[list[tuple[str, float]], list[float]]:
+        def search() -> tuple[list[tuple[str, float]], list[float]]:
+            assert self._embedder is not None
+            vector = self._embedder.embed([text])[0]
+            names = [collection_name(p.scope, p.namespace) for p in partitions]
+            return self._index.query(names, vector, limit), vector
+
+        return await self._search(search)
+
+    async def _similarities_here(self, vector: list[float], partitions: list[Partition],
+                                 entry_ids: list[str]) -> dict[str, float]:
+        names = [collection_name(p.scope, p.namespace) for p in partitions]
+        return dict(await self._search(lambda: self._index.similarities(names, vector, entry_ids)))
+
+    async def _loaded(self) -> None:
+        """At start-up, wait (bounded by `load_wait_seconds`) until the model and index are loaded,
+        or another process is found to own the index, or loading has failed for good."""
+        deadline = asyncio.get_running_loop().time() + self._load_wait
+        while (self._link is None and (self._embedder is None or not self._index_open)
+               and self._problem == LOADING and not self._stopping
+               and asyncio.get_running_loop().time() < deadline):
+            await asyncio.sleep(0.02)
+
+    async def _search(self, fn: Callable[[], T]) -> T:
+        if self._embedder is None or not self._index_open or self._rebuilding:
+            raise SemanticUnavailable(self._problem or "semantic search is loading")
+        try:
+            return await self._query_call(fn)
+        except Exception as exc:
+            log.warning("semantic_search_failed", error=type(exc).__name__)
+            self._failures += 1
+            if self._failures >= REBUILD_AFTER_FAILURES and self._index.local:
+                self._index_open = False  # the sync task sees it and repairs
+                self._repair_due = True
+                self._wake.set()
+            raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
+
+    async def _query_call(self, fn: Callable[[], T]) -> T:
+        # Queries get their own thread so they never wait behind an indexing batch.
+        return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)
