@@ -40,6 +40,7 @@ from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWri
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.sqlite.visibility import area_clause
 from agent_memory.tools.contracts import MemoryRecord
+from agent_memory.tools.errors import check_unicode
 from agent_memory.tools.records import wire_record
 
 BATCH = 500
@@ -82,10 +83,16 @@ def parse_line(text: str, limits: Limits) -> Entry:
     """Raises: ValueError with a readable reason."""
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ValueError("not JSON (nested too deeply)") from None
     except ValueError as exc:
-        raise ValueError(f"not JSON ({exc.msg})") from None
+        raise ValueError(f"not JSON ({getattr(exc, 'msg', 'unreadable')})") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
+    try:
+        check_unicode(data)  # a lone surrogate escape decodes, but SQLite cannot store it
+    except InvalidParams as exc:
+        raise ValueError(exc.message) from None
     data.setdefault("compacted", False)
     try:
         record = MemoryRecord.model_validate(data)

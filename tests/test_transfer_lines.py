@@ -1,0 +1,19 @@
+"""Import lines that decode but cannot be stored are refused by line, never a crash."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.core.rules import Limits
+from agent_memory.transfer import parse_line
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ('{"content": "a\\ud800b"}', "lone surrogate"),
+    ("[" * 100_000 + "]" * 100_000, "not JSON"),
+    ("not json", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+])
+def test_unstorable_or_unreadable_lines_are_refused_with_a_reason(line: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        parse_line(line, Limits())
