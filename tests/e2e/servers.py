@@ -99,3 +99,12 @@ async def http_client(url: str, bearer: str, mode: str = "auto") -> AsyncIterato
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client
+
+
+async def retrieve(client: Client, query: str, mode: str = "semantic", limit: int = 10) -> dict:
+    """memory_retrieve with the relevance floor off (these tests are about what is indexed where),
+    asserting it answered."""
+    result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": limit,
+                                                        "min_score": 0})
+    assert not result.is_error, result.structured_content
+    return result.structured_content

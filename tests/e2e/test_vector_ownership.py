@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import INDEXED, agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, retrieve, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -19,13 +19,6 @@ ANIMALS = ("Owls hunt silently at night.",
            "Fireflies flash to attract mates after dusk.",
            "Hedgehogs forage for beetles after sunset.")
 QUESTION = "which animals are active at night?"
-
-
-async def _retrieve(client: Client, query: str, mode: str = "semantic") -> dict:
-    result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": 10,
-                                                                "min_score": 0})
-    assert not result.is_error, result.structured_content
-    return result.structured_content
 
 
 async def _create(client: Client, text: str) -> str:
@@ -39,7 +32,7 @@ async def _finds_semantically(client: Client, ids: set[str]) -> dict:
     and is not degraded."""
     with anyio.fail_after(60):
         while True:
-            found = await _retrieve(client, QUESTION)
+            found = await retrieve(client, QUESTION)
             if found["degraded"] is None and {i["id"] for i in found["items"]} >= ids:
                 return found
             await anyio.sleep(0.2)
@@ -72,7 +65,7 @@ async def test_both_processes_search_semantically_and_the_other_takes_over(tmp_p
             from_other = await _finds_semantically(other, written)
             from_owner = await _finds_semantically(owner, written)
             assert [i["id"] for i in from_other["items"]] == [i["id"] for i in from_owner["items"]]
-            keyword = await _retrieve(other, "night dark dusk", "keyword")
+            keyword = await retrieve(other, "night dark dusk", "keyword")
             assert {i["id"] for i in keyword["items"]} == written
             assert lock.read_text().strip() == owner_pid
             # The owner exits: `other` takes the directory over, indexes its own new write and

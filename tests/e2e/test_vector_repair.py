@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.e2e.servers import INDEXED, agent_memory_command, server_env
+from tests.e2e.servers import INDEXED, agent_memory_command, retrieve, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -24,17 +24,10 @@ TEXT = "Glaciers carve valleys over thousands of years."
 QUESTION = "how were the valleys shaped by ice?"
 
 
-async def _retrieve(client: Client, query: str, mode: str = "semantic") -> dict:
-    result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": 5,
-                                                                "min_score": 0})
-    assert not result.is_error, result.structured_content
-    return result.structured_content
-
-
 async def _semantic(client: Client, entry_id: str, timeout: float) -> dict:
     with anyio.fail_after(timeout):
         while True:
-            found = await _retrieve(client, QUESTION)
+            found = await retrieve(client, QUESTION, limit=5)
             if found["degraded"] is None and [i["id"] for i in found["items"]][:1] == [entry_id]:
                 return found
             await anyio.sleep(0.2)
@@ -79,7 +72,7 @@ async def test_a_repair_blocked_by_a_busy_database_is_reported_and_heals_without
     try:
         async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
             with anyio.fail_after(60):
-                while "storage_busy" not in ((found := await _retrieve(client, QUESTION))["degraded"] or ""):
+                while "storage_busy" not in ((found := await retrieve(client, QUESTION, limit=5))["degraded"] or ""):
                     await anyio.sleep(0.2)
             # Keyword search answers meanwhile, and `degraded` says why semantic search does not.
             assert [i["id"] for i in found["items"]] == [entry_id]
@@ -149,7 +142,7 @@ async def test_applying_changes_against_a_busy_database_is_retried_and_never_dis
             holder.rollback()
             with anyio.fail_after(45):
                 while True:
-                    found = await _retrieve(client, "what warns ships when it is misty?")
+                    found = await retrieve(client, "what warns ships when it is misty?", limit=5)
                     if found["degraded"] is None and [i["id"] for i in found["items"]][:1] == [late_id]:
                         break
                     await anyio.sleep(0.2)

@@ -295,14 +295,20 @@ async def test_a_failed_sampling_request_is_explained_without_internals(settings
                                        -32001: "sampling failed: the client did not answer within 60 s"}[answer.code]
 
 
+async def _reflect_on_model_answer(client: Client) -> dict:
+    """Log one turn and reflect it through a client whose model answers unusably: extraction runs."""
+    agent = Agent(client)
+    await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
+    failed, data = await agent.reflect(action="reflect", session_id="s")
+    assert not failed and data["engine"] == "extractive"
+    return data
+
+
 async def test_a_model_answer_nested_too_deep_falls_back_to_extraction(settings) -> None:  # noqa: ANN001
     # json.loads raises RecursionError (not ValueError) past ~1,000 levels: this was INTERNAL
     answer = '{"facts": ' + "[" * 100_000 + "]" * 100_000 + "}"
     async with Client(create_server(settings), mode="legacy", sampling_callback=_sampling_answer(answer)) as client:
-        agent = Agent(client)
-        await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
-        failed, data = await agent.reflect(action="reflect", session_id="s")
-    assert not failed and data["engine"] == "extractive"
+        data = await _reflect_on_model_answer(client)
     assert data["fallback_reason"] == "the model's answer was not valid JSON"
 
 
@@ -310,10 +316,7 @@ async def test_a_model_answer_escaping_a_lone_surrogate_falls_back_to_extraction
     # valid JSON text over any transport, but "\ud800" decodes to text SQLite cannot store: this was INTERNAL
     answer = '{"facts": ["The user likes \\ud800 tea."]}'
     async with Client(create_server(settings), mode="legacy", sampling_callback=_sampling_answer(answer)) as client:
-        agent = Agent(client)
-        await agent.log("s", "Never deploy on weekends, I run the on-call rota then.")
-        failed, data = await agent.reflect(action="reflect", session_id="s")
-        assert not failed and data["engine"] == "extractive"
+        data = await _reflect_on_model_answer(client)
         assert data["fallback_reason"] == "an item of 'facts' in the model's answer had no usable content"
-        failed, data = await agent.crud(action="list", limit=100)
+        failed, data = await Agent(client).crud(action="list", limit=100)
         assert not failed and all("tea" not in e["content"] for e in data["items"])

@@ -41,7 +41,11 @@ def fts_query(terms: list[str]) -> str | None:
 
 def mentioned_names(text: str) -> set[str]:
     """Capitalised words of the query that are not stopwords: likely names ("Caroline", "Paris")."""
-    return {w for w in words(text) if w[:1].isupper() and w.lower() not in STOPWORDS and len(w) > 1}
+    return _capitalised(words(text))
+
+
+def _capitalised(found: list[str]) -> set[str]:
+    return {w for w in found if w[:1].isupper() and w.lower() not in STOPWORDS and len(w) > 1}
 
 
 CALENDAR = frozenset("""
@@ -55,8 +59,7 @@ def unknown_share(query: str, candidates: Iterable[Any]) -> float:
     """The share of the names the query mentions (capitalised words past its first, not calendar
     words) that no candidate's content mentions: a question about someone or something the memory
     never names. 0 when the query names nothing."""
-    names = {w.split("'")[0] for w in words(query)[1:]
-             if w[:1].isupper() and len(w) > 1 and w.lower() not in STOPWORDS}
+    names = {n.split("'")[0] for n in _capitalised(words(query)[1:])}
     names = {n for n in names if n.lower() not in CALENDAR}
     if not names:
         return 0.0

@@ -71,12 +71,22 @@ def _field_path(loc: tuple[int | str, ...], prefix: str) -> str:
     return path or "arguments"
 
 
+def has_lone_surrogate(text: str) -> bool:
+    """Text holding U+D800..U+DFFF alone: it cannot be written as UTF-8 (stored, logged, answered)."""
+    return _SURROGATE.search(text) is not None
+
+
+def writable(text: str) -> str:
+    """`text` with lone surrogates escaped, so it can be written as UTF-8 (a log line, a message)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") if has_lone_surrogate(text) else text
+
+
 def _field_name(name: str) -> str:
-    """A client-chosen key as it may appear in a message: surrogates escaped (they cannot be
-    written as UTF-8), cut to MAX_FIELD_NAME_CHARS."""
+    """A client-chosen key as it may appear in a message: surrogates escaped, cut to
+    MAX_FIELD_NAME_CHARS."""
     if len(name) > MAX_FIELD_NAME_CHARS:
         name = name[:MAX_FIELD_NAME_CHARS] + "..."
-    return name.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(name) else name
+    return writable(name)
 
 
 def check_unicode(data: object, prefix: str = "") -> None:
@@ -92,12 +102,12 @@ def check_unicode(data: object, prefix: str = "") -> None:
     while stack:
         value, loc = stack.pop()
         if isinstance(value, str):
-            if _SURROGATE.search(value):
+            if has_lone_surrogate(value):
                 path = _field_path(loc, prefix)
                 raise InvalidParams(f"{path} holds a lone surrogate (text must be valid Unicode)", field=path)
         elif isinstance(value, dict):
             for key, child in reversed(list(value.items())):
-                if isinstance(key, str) and _SURROGATE.search(key):
+                if isinstance(key, str) and has_lone_surrogate(key):
                     path = _field_path((*loc, key), prefix)
                     raise InvalidParams(f"field name {path} holds a lone surrogate", field=path)
                 stack.append((child, (*loc, key)))

@@ -16,12 +16,12 @@ from pydantic import ValidationError
 
 from agent_memory.core.extract import Insight, Turn
 from agent_memory.core.reflection import DistillFailed
+from agent_memory.tools.errors import has_lone_surrogate
 
 LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
 TRANSCRIPT_CHARS = 24_000
 MAX_FACT_CHARS = 1000
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 PROMPT = """Distil the conversation below into durable memory for an AI agent.
 Return only JSON: {"facts": [{"content": str, "confidence": 0..1}], "rules": [{"content": str, "confidence": 0..1}]}
@@ -71,7 +71,7 @@ def parse_distillation(text: str, max_items: int) -> list[Insight]:
                 (item.get("content"), item.get("confidence", 0.7)) if isinstance(item, dict) else (None, None))
             # a JSON escape like "\ud800" decodes to a lone surrogate, which cannot be stored
             if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
-                    or _SURROGATE.search(content):
+                    or has_lone_surrogate(content):
                 raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
             if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
                 raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")

@@ -40,7 +40,7 @@ from agent_memory.tools import resources
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
-from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info
+from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info, writable
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
@@ -138,10 +138,7 @@ def _client_text(value: object, limit: int) -> str:
     """A value the client sent, as it may appear in a log line or a message: text cut to `limit`
     characters with lone surrogates escaped (they cannot be written as UTF-8); anything else by
     its type alone (str() of an integer over 4,300 digits raises)."""
-    if not isinstance(value, str):
-        return f"<{type(value).__name__}>"
-    text = value[:limit]
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return writable(value[:limit]) if isinstance(value, str) else f"<{type(value).__name__}>"
 
 
 def _outcome(data: dict[str, Any]) -> tuple[str, bool]:

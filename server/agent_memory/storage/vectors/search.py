@@ -79,12 +79,13 @@ class VectorSearch:
             vectors = await self._search(lambda: embedder.embed_array([e.content for e in todo]))
             for entry, row in zip(todo, vectors, strict=True):
                 self._fresh[(entry.id, entry.etag)] = row
-            while len(self._fresh) > FRESH_CACHE:
-                self._fresh.pop(next(iter(self._fresh)))
         import numpy as np
 
         query = np.asarray(vector, dtype=np.float32)
-        return {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
+        found = {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
+        while len(self._fresh) > FRESH_CACHE:  # oldest first, after this call's own are used
+            self._fresh.pop(next(iter(self._fresh)))
+        return found
 
     async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
                             ) -> tuple[list[tuple[str, float]], list[float]]:
