@@ -31,7 +31,7 @@ from agent_memory.storage.sqlite.pruning import SqlitePruneStore
 from agent_memory.storage.sqlite.search import SqliteRetrievalStore
 from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.storage.vectors.chroma_index import ChromaIndex
-from agent_memory.storage.vectors.embedder import default_model_files
+from agent_memory.storage.vectors.embedder import ModelFiles, default_model_files
 from agent_memory.storage.vectors.runtime import VectorRuntime
 
 log = structlog.get_logger("agent_memory.jobs")
@@ -73,8 +73,10 @@ def vector_runtime(settings: Settings, db: Database) -> VectorRuntime | None:
         index = ChromaIndex(None)  # in memory, like the records
     else:
         index = ChromaIndex(settings.chroma_dir)
-    return VectorRuntime(db, index, lambda: default_model_files(settings.embedding_model_dir),
-                         load_wait_seconds=settings.retrieval_load_wait_seconds)
+    def model_files() -> ModelFiles:
+        return default_model_files(settings.embedding_model_dir, int8_compute=settings.embedding_int8_compute)
+
+    return VectorRuntime(db, index, model_files, load_wait_seconds=settings.retrieval_load_wait_seconds)
 
 
 def session_limits(settings: Settings) -> SessionLimits:

@@ -10,6 +10,12 @@ import numpy as np
 import pytest
 
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder, default_model_files
+from agent_memory.storage.vectors.integer_model import NotRewritable, integer_model
+
+TEXTS = ["The cat sat on the mat.", "A feline rested on the rug.", "Quarterly revenue grew eight percent.",
+         "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted.",
+         "Deploys to staging run from the main branch after the nightly build passes.",
+         "I prefer tabs over spaces in every Python file."]
 
 
 def test_default_model_files_are_found_without_importing_their_packages() -> None:
@@ -54,3 +60,40 @@ def test_a_model_directory_swaps_the_model(tmp_path: Path) -> None:
     shutil.copy(real.tokenizer, tmp_path / "tokenizer.json")
     embedder = OnnxEmbedder(default_model_files(str(tmp_path)))
     assert len(embedder.embed(["hello"])[0]) == 384 and embedder.name.startswith("custom:")
+
+
+def test_the_packaged_model_multiplies_in_int8_and_agrees_with_float32() -> None:
+    fast = OnnxEmbedder(default_model_files())
+    exact = OnnxEmbedder(default_model_files(int8_compute=False))
+    assert fast.name.endswith("(int8 compute)") and "int8 compute" not in exact.name
+    a, b = fast.embed_array(TEXTS), exact.embed_array(TEXTS)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert ((a * b).sum(axis=1) > 0.97).all()
+    # the same neighbours: each text's nearest other text is the same under both
+    others = 2 * np.eye(len(TEXTS))
+    assert ((a @ a.T - others).argmax(axis=1) == (b @ b.T - others).argmax(axis=1)).all()
+
+
+def test_an_int8_vector_barely_depends_on_its_batch_mates() -> None:
+    """Activations are quantized per call, so batch-mates shift a vector slightly (never its meaning)."""
+    embedder = OnnxEmbedder(default_model_files())
+    alone = np.array([embedder.embed([text])[0] for text in TEXTS])
+    together = embedder.embed_array(TEXTS + ["a much longer sentence about something else entirely " * 8] * 5)
+    assert ((alone * together[: len(TEXTS)]).sum(axis=1) > 0.98).all()
+
+
+def test_a_model_that_is_not_the_expected_shape_is_used_as_shipped(tmp_path: Path) -> None:
+    rewritten = integer_model(default_model_files().model.read_bytes())
+    with pytest.raises(NotRewritable, match="no int8-weight products"):
+        integer_model(rewritten)  # already rewritten: nothing left to do
+    with pytest.raises(NotRewritable, match="cannot parse"):
+        integer_model(b"not an onnx model")
+    real = default_model_files()
+    files = ModelFiles(model=tmp_path / "model.onnx", tokenizer=real.tokenizer, verify=False, int8_compute=True)
+    files.model.write_bytes(rewritten)
+    embedder = OnnxEmbedder(files)  # the rewrite does not apply: a warning, and the model as given
+    assert len(embedder.embed(["hello"])[0]) == 384 and embedder.name.startswith("custom:")
+
+
+def test_a_model_directory_is_never_rewritten(tmp_path: Path) -> None:
+    assert default_model_files(str(tmp_path)).int8_compute is False

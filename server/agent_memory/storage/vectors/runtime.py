@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -27,6 +28,7 @@ from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexIncon
 
 T = TypeVar("T")
 BATCH = 64
+QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -55,6 +57,8 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
         self._embedder: OnnxEmbedder | None = None
         self._index_embedder: OnnxEmbedder | None = None
+        self._bulk_embedder: OnnxEmbedder | None = None
+        self._last_write = 0.0
         self._index_open = False
         self._problem: str | None = LOADING
         self._wake = asyncio.Event()
@@ -99,6 +103,7 @@ class VectorRuntime(VectorSync, VectorSearch):
 
     def notify(self) -> None:
         """A write queued vector changes: apply them soon."""
+        self._last_write = time.monotonic()
         self._wake.set()
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -112,9 +117,12 @@ class VectorRuntime(VectorSync, VectorSearch):
         if self._embedder is None:
             try:
                 files = self._model_files()
-                # Indexing runs on one core, so a burst of writes never takes the CPU that requests
-                # need; a query (one short text) may use both.
+                # Indexing runs on one core while writes arrive, so a burst of writes never takes the
+                # CPU that requests need, and on both once they pause (its threads run at a lower
+                # priority either way: created here, on the niced indexing thread); a query (one
+                # short text) may use both.
                 self._index_embedder = OnnxEmbedder(files, threads=1)
+                self._bulk_embedder = self._index_embedder.with_threads(2)
                 self._embedder = self._index_embedder.with_threads(2)
             except BaseException:
                 # Without a model this process cannot apply the outbox: let another one own it.
@@ -199,8 +207,10 @@ class VectorRuntime(VectorSync, VectorSearch):
         batch = await outbox.next_batch(self._db, BATCH)
         if batch is None:
             return 0
-        assert self._index_embedder is not None
-        applied = await self._call(outbox.apply_batch, self._index, self._index_embedder, batch)
+        assert self._index_embedder is not None and self._bulk_embedder is not None
+        quiet = time.monotonic() - self._last_write > QUIET_SECONDS
+        embedder = self._bulk_embedder if quiet else self._index_embedder
+        applied = await self._call(outbox.apply_batch, self._index, embedder, batch)
         await outbox.forget(self._db, batch.seqs, applied)
         self.applied += len(batch.seqs)
         return len(batch.seqs)
