@@ -33,6 +33,7 @@ from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.storage.vectors.chroma_index import ChromaIndex
 from agent_memory.storage.vectors.embedder import ModelFiles, default_model_files
 from agent_memory.storage.vectors.runtime import VectorRuntime
+from agent_memory.storage.vectors.search import VectorMeaning
 
 log = structlog.get_logger("agent_memory.jobs")
 
@@ -83,7 +84,9 @@ def session_limits(settings: Settings) -> SessionLimits:
     return SessionLimits(logging=settings.session_logging, turn_max_chars=settings.session_log_max_chars,
                          compaction_threshold_chars=settings.compaction_threshold_chars,
                          keep_recent=settings.compaction_keep_recent,
-                         summary_max_chars=settings.compaction_summary_max_chars)
+                         summary_max_chars=settings.compaction_summary_max_chars,
+                         chunk_turns=settings.compaction_chunk_turns,
+                         chunk_gap_seconds=settings.compaction_chunk_gap_minutes * 60)
 
 
 def pruning_service(settings: Settings, db: Database, notify: Callable[[], None] | None = None,
@@ -129,7 +132,8 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         reflection = ReflectionService(
             session_store, sessions, limits, utc_now, max_items=settings.reflection_max_items,
             on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
-                                                            code=code))
+                                                            code=code),
+            meaning=VectorMeaning(vectors) if vectors else None)
         retrieval = RetrievalService(
             SqliteRetrievalStore(db), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),

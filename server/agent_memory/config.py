@@ -173,8 +173,14 @@ class Settings:
                                                "compacted after a log (0: only on request)")
     compaction_keep_recent: int = _setting(10, _int_between(0, 10_000),
                                            "Compaction: most recent turns of a session left intact")
-    compaction_summary_max_chars: int = _setting(2000, _int_between(200, 100_000),
-                                                 "Compaction: longest summary entry, in characters")
+    compaction_summary_max_chars: int = _setting(800, _int_between(100, 100_000),
+                                                 "Compaction: longest summary entry (one per chunk of turns), in "
+                                                 "characters")
+    compaction_chunk_turns: int = _setting(2, _int_between(1, 10_000),
+                                           "Compaction: most turns one summary covers")
+    compaction_chunk_gap_minutes: float = _setting(60.0, _float_between(0, 525_600),
+                                                   "Compaction: a pause between two turns longer than this starts "
+                                                   "a new summary (0: only the turn count splits)")
     reflection_interval_seconds: float = _setting(900.0, _float_between(0, 31_536_000),
                                                   "Background reflection of sessions with new turns, every this "
                                                   "many seconds (0 disables it)")

@@ -114,7 +114,7 @@ async def stdio_transport() -> AsyncIterator[
     # closefd=False: a worker thread may still block reading after exit; the fd must not be recycled.
     stdin_bytes, stdout_bytes = os.fdopen(stdin_fd, "rb", closefd=False), os.fdopen(stdout_fd, "wb", closefd=False)
     stdin = anyio.wrap_file(io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace"))
-    stdout = anyio.wrap_file(io.TextIOWrapper(stdout_bytes, encoding="utf-8"))
+    stdout_text = io.TextIOWrapper(stdout_bytes, encoding="utf-8")
     to_session, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_stdout, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     answers = to_stdout.clone()
@@ -128,11 +128,16 @@ async def stdio_transport() -> AsyncIterator[
                 elif checked is not None:
                     await to_session.send(SessionMessage(checked))
 
+    def write_line(text: str) -> None:
+        stdout_text.write(text)
+        stdout_text.flush()
+
     async def write_stdout() -> None:
         async with from_session:
             async for item in from_session:
-                await stdout.write(item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
-                await stdout.flush()
+                # Write and flush in one trip to a worker thread (a full pipe must not block the loop).
+                await anyio.to_thread.run_sync(
+                    write_line, item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
 
     try:
         async with anyio.create_task_group() as tg:

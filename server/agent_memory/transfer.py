@@ -131,7 +131,7 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         source=Source(r.source), confidence=check_confidence(r.confidence), layer=Layer(r.layer),
         created_at=stamps["created_at"], updated_at=stamps["updated_at"], expires_at=stamps["expires_at"],
         version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
-        promoted_from=r.promoted_from, compacted=r.compacted,
+        promoted_from=r.promoted_from, compacted=r.compacted, superseded_by=r.superseded_by,
     )
 
 

@@ -1,12 +1,28 @@
-"""memory_retrieve speed at 10,000 and 100,000 entries.
+"""memory_retrieve speed, side by side with the reference knowledge-graph MCP server.
 
-    python tests/bench/bench_retrieve.py [--sizes 10000 100000] [--queries 200]
+    python tests/bench/bench_retrieve.py [--sizes 1000 10000] [--queries 200] [--reference-max 10000]
+                                         [--server-env MEMORY_EMBEDDING_INT8_COMPUTE=false]
 
-For each size: a fresh store behind a real stdio server; entries are realistic conversational
-text (LoCoMo dev turns, recombined so that no two are identical) written through memory_crud in
-bulks of 10; then, once the vector index has caught up, `--queries` LoCoMo questions go through
-memory_retrieve (hybrid, limit 10). Prints the load time, p50/p95 round trip, and p50/p95 of the
-server-side handling (the `duration_ms` of the server's canonical log line).
+For each size, the same texts and the same questions go to two servers over stdio, both running
+on this machine:
+
+- the reference server (`@modelcontextprotocol/server-memory`, Node, a JSONL file), npm-installed
+  once into a cache directory (AGENT_MEMORY_TEST_CACHE, default ~/.cache/agent-memory-tests) as
+  the Inspector e2e test does: the texts become entities (`create_entities`, observations = the
+  text, 100 per call) and each question goes to `search_nodes`. Only at sizes up to
+  `--reference-max`; skipped, with the reason printed, when node/npm or the registry is missing.
+- ours: a fresh store behind the real stdio server; the texts are written through memory_crud in
+  bulks of 10; once the vector index has caught up, each question goes through memory_retrieve
+  (limit 10) in keyword mode and in hybrid mode.
+
+Both are loaded first; then each question goes to the reference, ours keyword and ours hybrid in
+turn, so that drift on a shared machine hits all three alike.
+
+Texts are realistic conversational text (LoCoMo dev turns, recombined so that no two are
+identical); questions are LoCoMo questions. Prints load times (ours: written entries/s,
+"searchable by meaning N s after the last write", indexed entries/s from the first write to the
+last vector), p50/p95 round trips per server and mode, and for ours the server-side handling
+(the `duration_ms` of the canonical log line) and the p50/p95 of each retrieval stage.
 """
 
 from __future__ import annotations
@@ -15,10 +31,13 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -27,6 +46,14 @@ from mcp.client.stdio import stdio_client
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1].parent / "shared" / "data" / "locomo" / "dev"
+REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
+CACHE = Path(os.environ.get("AGENT_MEMORY_TEST_CACHE", Path.home() / ".cache" / "agent-memory-tests"))
+REFERENCE_ENTRY = "node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+REFERENCE_BATCH = 100
+MODES = ("keyword", "hybrid")
+
+
+SERVER_ENV: dict[str, str] = {}
 
 
 def corpus() -> tuple[list[str], list[str]]:
@@ -51,65 +78,143 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run(size: int, n_queries: int) -> None:
-    turns, questions = corpus()
-    rng = random.Random(size)
+def spread(values: list[float]) -> str:
+    return f"p50 {statistics.median(values):.1f} ms p95 {percentile(values, .95):.1f} ms"
+
+
+def reference_command() -> tuple[list[str] | None, str]:
+    """[node, script] of the reference server (installed on first use), or None and why not."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return None, "node and npm are not installed on this machine"
+    home = CACHE / ("server-memory-" + REFERENCE.rsplit("@", 1)[1])
+    script = home / REFERENCE_ENTRY
+    if not script.exists():
+        home.mkdir(parents=True, exist_ok=True)
+        try:
+            done = subprocess.run([npm, "install", "--prefix", str(home), "--no-audit", "--no-fund",
+                                   "--loglevel=error", REFERENCE], capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return None, f"npm install {REFERENCE} took over 300 s (registry unreachable?)"
+        if done.returncode != 0 or not script.exists():
+            why = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+            return None, f"npm could not install {REFERENCE}: {why}"
+    return [node, str(script)], ""
+
+
+async def start_reference(stack: AsyncExitStack, command: list[str], size: int, items: list[str]) -> Client:
+    """The reference server on a fresh file, holding `items` (one entity each, the text as its
+    observation, `REFERENCE_BATCH` per `create_entities` call)."""
+    data_dir = tempfile.mkdtemp(prefix=f"bench-reference-{size}-")
+    stack.callback(shutil.rmtree, data_dir, ignore_errors=True)
+    env = {**os.environ, "MEMORY_FILE_PATH": os.path.join(data_dir, "memory.jsonl")}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    log = stack.enter_context(open(os.path.join(data_dir, "server.log"), "w"))
+    client = await stack.enter_async_context(
+        Client(stdio_client(params, errlog=log), mode="legacy", read_timeout_seconds=600))
+    started = time.perf_counter()
+    for start in range(0, size, REFERENCE_BATCH):
+        batch = [{"name": f"note {start + i}", "entityType": "memory", "observations": [text]}
+                 for i, text in enumerate(items[start:start + REFERENCE_BATCH])]
+        result = await client.call_tool("create_entities", {"entities": batch})
+        assert not result.is_error, result.content
+    written = time.perf_counter() - started
+    print(f"  reference: written in {written:.1f} s ({size / written:.0f}/s, {REFERENCE_BATCH} per call)")
+    return client
+
+
+async def start_ours(stack: AsyncExitStack, size: int, items: list[str]) -> tuple[Client, Path]:
+    """Our server (stdio) on a fresh store holding `items`, once they are all searchable by
+    meaning; also the path of its log."""
     data_dir = tempfile.mkdtemp(prefix=f"bench-retrieve-{size}-")
+    stack.callback(shutil.rmtree, data_dir, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
                 "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_LOG_FORMAT": "json",
                 "MEMORY_RETRIEVAL_INLINE_EMBED_MAX": "0",  # "found by meaning" below means "indexed"
                 # one namespace holds every entry: keep the pruner from trimming it to its default limit
                 "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(size * 2)})
+    env.update(SERVER_ENV)
     log_path = Path(data_dir) / "server.log"
     params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
-    with log_path.open("w") as log:
-        async with Client(stdio_client(params, errlog=log), mode="legacy", read_timeout_seconds=600) as client:
-            started = time.perf_counter()
-            items = texts(size, turns, rng)
-            for start in range(0, size, 10):
-                result = await client.call_tool("memory_crud", {
-                    "action": "create", "items": [{"content": t} for t in items[start:start + 10]]})
-                assert not result.is_error, result.structured_content
-            written = time.perf_counter() - started
-            with anyio.fail_after(3600):
-                while True:
-                    probe = await client.call_tool("memory_retrieve", {
-                        "query": items[-1], "mode": "semantic", "limit": 3, "per_entry_max_chars": 100_000})
-                    data = probe.structured_content
-                    if data["degraded"] is None and any(i["content"] == items[-1] for i in data["items"]):
-                        break
-                    await anyio.sleep(0.5)
-            indexed = time.perf_counter() - started
-            round_trips = []
-            asked = rng.sample(questions, min(n_queries, len(questions)))
-            for question in asked[:10]:  # warm up
-                await client.call_tool("memory_retrieve", {"query": question})
-            for question in asked:
+    log = stack.enter_context(log_path.open("w"))
+    client = await stack.enter_async_context(
+        Client(stdio_client(params, errlog=log), mode="legacy", read_timeout_seconds=600))
+    started = time.perf_counter()
+    for start in range(0, size, 10):
+        result = await client.call_tool("memory_crud", {
+            "action": "create", "items": [{"content": t} for t in items[start:start + 10]]})
+        assert not result.is_error, result.structured_content
+    written = time.perf_counter() - started
+    with anyio.fail_after(3600):
+        while True:
+            probe = await client.call_tool("memory_retrieve", {
+                "query": items[-1], "mode": "semantic", "limit": 3, "per_entry_max_chars": 100_000})
+            data = probe.structured_content
+            if data["degraded"] is None and any(i["content"] == items[-1] for i in data["items"]):
+                break
+            await anyio.sleep(0.5)
+    indexed = time.perf_counter() - started
+    print(f"  ours: written in {written:.1f} s ({size / written:.0f}/s), searchable by meaning after {indexed:.1f} s "
+          f"({indexed - written:.1f} s after the last write); indexed {size / indexed:.0f} entries/s")
+    return client, log_path
+
+
+async def run(size: int, n_queries: int, reference: list[str] | None) -> None:
+    turns, questions = corpus()
+    rng = random.Random(size)
+    items = texts(size, turns, rng)
+    asked = rng.sample(questions, min(n_queries, len(questions)))
+    print(f"{size:,} entries, {len(asked)} questions")
+    # Each question goes to every server and mode in turn, so drift on a shared machine hits all alike.
+    calls: dict[str, tuple[Client, str, dict]] = {}
+    async with AsyncExitStack() as stack:
+        if reference:
+            calls["reference search_nodes"] = (await start_reference(stack, reference, size, items), "search_nodes", {})
+        ours, log_path = await start_ours(stack, size, items)
+        for mode in MODES:
+            calls[f"ours memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
+        round_trips: dict[str, list[float]] = {label: [] for label in calls}
+        for n, question in enumerate(asked[:10] + asked):  # the first 10: warm-up
+            for label, (client, tool, extra) in calls.items():
                 t0 = time.perf_counter()
-                answer = await client.call_tool("memory_retrieve", {"query": question, "limit": 10})
-                round_trips.append((time.perf_counter() - t0) * 1000)
-                assert not answer.is_error and answer.structured_content["degraded"] is None
-    server = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
-    handled = [e["duration_ms"] for e in server if e.get("event") == "memory_retrieve_invocation"][-len(asked):]
-    stages = [e["stages_ms"] for e in server if e.get("event") == "memory_retrieve_invocation"][-len(asked):]
-    print(f"{size:>7} entries: written in {written:.1f} s ({size / written:.0f}/s), searchable by meaning after "
-          f"{indexed:.1f} s")
-    print(f"         round trip p50 {statistics.median(round_trips):.1f} ms p95 {percentile(round_trips, .95):.1f} ms;"
-          f" server-side p50 {statistics.median(handled):.1f} ms p95 {percentile(handled, .95):.1f} ms")
-    for stage in ("keyword", "semantic", "rank", "assemble"):
-        values = [s.get(stage, 0.0) for s in stages]
-        print(f"         stage {stage:<9} p50 {statistics.median(values):.1f} ms p95 {percentile(values, .95):.1f} ms")
+                answer = await client.call_tool(tool, {"query": question, **extra})
+                elapsed = (time.perf_counter() - t0) * 1000
+                assert not answer.is_error, answer.content
+                assert tool != "memory_retrieve" or answer.structured_content["degraded"] is None
+                if n >= 10:
+                    round_trips[label].append(elapsed)
+        lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    retrieves = [e for e in lines if e.get("event") == "memory_retrieve_invocation"][-len(asked) * len(MODES):]
+    for label, values in round_trips.items():
+        print(f"  {label:<31} round trip {spread(values)}")
+        if label.startswith("ours"):
+            mine = retrieves[MODES.index(label.rsplit(" ", 1)[1])::len(MODES)]
+            print(f"      server-side {spread([e['duration_ms'] for e in mine])}")
+            for stage in ("keyword", "semantic", "fuse", "rank", "assemble"):
+                print(f"      stage {stage:<9} {spread([e['stages_ms'].get(stage, 0.0) for e in mine])}")
+    print("  summary p50: " + ", ".join(f"{label} {statistics.median(v):.1f} ms" for label, v in round_trips.items()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000],
+                        help="entries per store (100000 works too; it takes minutes to load)")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--reference-max", type=int, default=10_000,
+                        help="run the reference server only at sizes up to this (0: never)")
+    parser.add_argument("--server-env", action="append", default=[], metavar="MEMORY_X=VALUE",
+                        help="a setting for our server, e.g. MEMORY_EMBEDDING_INT8_COMPUTE=false")
     args = parser.parse_args()
-    print("memory_retrieve hybrid, limit 10, over stdio")
+    SERVER_ENV.update(item.split("=", 1) for item in args.server_env)
+    reference, why = (None, "--reference-max 0")
+    if any(size <= args.reference_max for size in args.sizes):
+        reference, why = reference_command()
+    if reference is None:
+        print(f"reference server skipped: {why}")
+    print("memory_retrieve (limit 10) vs the reference server's search_nodes, over stdio")
     for size in args.sizes:
-        anyio.run(run, size, args.queries)
+        anyio.run(run, size, args.queries, reference if size <= args.reference_max else None)
 
 
 if __name__ == "__main__":

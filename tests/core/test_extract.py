@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.core.extract import Turn, extract, third_person
-from agent_memory.core.summary import summarise
+from agent_memory.core.summary import Rarity, chunk, size, summarise
 
 
 @pytest.mark.parametrize(("said", "speaker", "written"), [
@@ -62,10 +62,57 @@ def test_repeats_are_kept_once_and_the_strongest_come_first() -> None:
     assert len(extract(turns, 1)) == 1
 
 
-def test_the_summary_keeps_to_its_budget_and_names_what_matters() -> None:
-    turns = [Turn("user", f"Message {n} about the release train and its checklist.", at=f"2026-01-0{1 + n % 9}")
-             for n in range(200)] + [Turn("user", "Never merge on Fridays.")]
-    text = summarise("s9", turns, 600)
-    assert len(text) <= 600
-    assert text.startswith("Summary of 201 earlier turns of session s9 (201 user) from 2026-01-01 to 2026-01-09.")
-    assert "- Never merge on Fridays." in text and "Topics: " in text
+def _at(day: int, hour: int = 10) -> str:
+    return f"2026-01-{day:02d}T{hour:02d}:00:00.000000Z"
+
+
+def test_chunks_split_at_time_gaps_where_positions_skip_and_past_the_turn_count() -> None:
+    turns = [(n, Turn("user", f"turn {n}", at=_at(day)), n) for n, day in
+             [(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 2), (7, 2), (9, 2), (10, 3)]]
+    assert [[n for n, _, _ in part] for part in chunk(turns, 2, 3600)] == [[1], [2, 3], [4, 5], [6, 7], [9], [10]]
+    assert [[n for n, _, _ in part] for part in chunk(turns, 4, 0)] == [[1, 2, 3], [4, 5, 6, 7], [9, 10]]
+    assert chunk(turns[:1], 1, 0) == [turns[:1]]
+
+
+def test_a_chunk_summary_names_its_turns_and_keeps_their_details_within_its_size() -> None:
+    turns = [Turn("user", "Hi there!", name="Ana", at=_at(1)),
+             Turn("user", "I moved to Tromsø in March 2019 to teach chemistry at the university, it was a big step "
+                          "for me and my family.", name="Ana", at=_at(1)),
+             Turn("assistant", "Never deploy the billing service on Fridays, the on-call team is too small for that.",
+                  at=_at(1))]
+    assert size(turns, 800) == 100  # the turns average 68 characters: a summary always has 100
+    text = summarise([41, 42, 43], turns, 800)
+    assert len(text) <= 100
+    lines = text.splitlines()
+    assert lines[0] == "Turns 41-43 (2026-01-01):" and len(lines) == 3  # the greeting is left out
+    assert lines[1].startswith("Ana: ") and lines[2].startswith("assistant: ")
+    for detail in ("Tromsø", "March", "2019", "Never", "Fridays"):
+        assert detail in text, (detail, text)
+    # Over several days, each day's first line is marked with its date.
+    trip = [Turn("user", "We drove from Oslo to Bergen on the E16 and stopped at the Borgund stave church, which "
+                         "dates from around 1180 and is remarkably well preserved.", name="Ana", at=_at(1)),
+            Turn("user", "We also rode the Flåm railway, which climbs 863 metres in twenty kilometres, one of the "
+                         "steepest lines anywhere.", name="Ben", at=_at(2))]
+    lines = summarise([7, 8], trip, 800).splitlines()
+    assert lines[0] == "Turns 7-8 (2026-01-01 to 2026-01-02):"
+    assert lines[1].startswith("(2026-01-01) Ana: ") and lines[2].startswith("(2026-01-02) Ben: ")
+    assert "1180" in lines[1] and "863" in lines[2]
+    # A summary never outgrows its cap; short turns are kept whole (less filler words).
+    assert len(summarise([1, 2], turns[1:2] * 80, 150)) <= 150
+    short = [Turn("user", "I play the cello on Sundays.", at=_at(1)),
+             Turn("user", "My dog is called Pixel.", at=_at(1))]
+    assert size(short, 800) == 100
+    assert summarise([1, 2], short, 800).splitlines()[1:] == ["user: Play cello on Sundays.",
+                                                              "user: My dog called Pixel."]
+
+
+def test_a_long_gist_keeps_its_rarest_words_first() -> None:
+    turns = [Turn("user", f"Yesterday the weather in town was nice and warm, lovely for walks number {n}.", at=_at(1))
+             for n in range(20)]
+    detail = Turn("user", "Yesterday the weather in town was nice and warm, lovely, and I met Professor Okonkwo "
+                          "from Lagos who studies volcanic glass at a laboratory near the harbour every summer.",
+                  at=_at(1))
+    text = summarise([1], [detail], 100, Rarity([*turns, detail]))
+    assert len(text) <= 100
+    for word in ("Okonkwo", "Lagos", "volcanic"):
+        assert word in text, text

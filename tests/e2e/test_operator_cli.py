@@ -22,8 +22,9 @@ def run(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.Complete
 
 
 def offline_env(data: Path, **extra: str) -> dict[str, str]:
+    # Chunks of up to 4 turns: _fill's compaction writes one summary, as the counts below assume.
     return server_env(data, MEMORY_VECTOR_BACKEND="none", MEMORY_RATE_LIMIT_PER_SECOND="0",
-                      MEMORY_SYSTEM_TYPE="sys4", **extra)
+                      MEMORY_SYSTEM_TYPE="sys4", MEMORY_COMPACTION_CHUNK_TURNS="4", **extra)
 
 
 async def _fill(env: dict[str, str]) -> None:
@@ -46,6 +47,9 @@ async def _fill(env: dict[str, str]) -> None:
         await call("memory_reflect", action="log", session_id="s1", turns=[
             {"role": "user", "content": f"Turn {n}: I prefer tea number {n}."} for n in range(4)])
         await call("memory_reflect", action="compact", session_id="s1", keep_recent=1)
+        for port in (8080, 8081):  # a fact, and the change of mind that supersedes it
+            await call("memory_reflect", action="reflect", session_id=f"p{port}",
+                       facts=[f"The API listens on port {port}."])
 
 
 async def test_export_import_round_trip_is_lossless(tmp_path: Path) -> None:
@@ -54,14 +58,15 @@ async def test_export_import_round_trip_is_lossless(tmp_path: Path) -> None:
     exported = run(source, "export")
     assert exported.returncode == 0, exported.stderr
     lines = exported.stdout.splitlines()
-    assert len(lines) == 10 and "export: 10 entries" in exported.stderr
+    assert len(lines) == 12 and "export: 12 entries" in exported.stderr
+    assert sum(json.loads(line)["superseded_by"] is not None for line in lines) == 1
     assert "Zürich" in exported.stdout and "☕" in exported.stdout  # human-readable, not \\u escapes
     assert all(list(json.loads(line))[:3] == ["id", "scope", "namespace"] for line in lines)
     (tmp_path / "dump.jsonl").write_text(exported.stdout)
     target = offline_env(tmp_path / "b")
     imported = run(target, "import", str(tmp_path / "dump.jsonl"))
     assert imported.returncode == 0, imported.stderr
-    assert "import: done, 10 entries imported" in imported.stderr and "import: 10/10" in imported.stderr
+    assert "import: done, 12 entries imported" in imported.stderr and "import: 12/12" in imported.stderr
     again = run(target, "export")
     assert again.stdout == exported.stdout
     # Importing the same lines again: every id is already stored, nothing changes.
@@ -71,7 +76,7 @@ async def test_export_import_round_trip_is_lossless(tmp_path: Path) -> None:
     only_team = run(target, "export", "--scope", "team", "--namespace", "ops")
     assert [json.loads(line)["namespace"] for line in only_team.stdout.splitlines()] == ["ops"]
     audit = run(target, "audit", "--action", "import")
-    assert audit.returncode == 0 and len(audit.stdout.splitlines()) == 10
+    assert audit.returncode == 0 and len(audit.stdout.splitlines()) == 12
 
 
 async def test_bad_lines_are_reported_by_number_and_rejected_or_skipped(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ async def test_audit_filters_and_stats(tmp_path: Path) -> None:
     assert later.stdout == "" and "audit: 0 rows" in later.stderr
     assert run(env, "audit", "--limit", "2").stdout.count("\n") == 2
     stats = json.loads(run(env, "stats").stdout)
-    assert stats["entries"] == 10 and stats["by_scope"] == {"agent": 8, "global": 1, "team": 1}
+    assert stats["entries"] == 12 and stats["by_scope"] == {"agent": 10, "global": 1, "team": 1}
     assert stats["compacted"] == 3 and stats["conflicts"] == 1 and stats["database_bytes"] > 0
     assert stats["by_layer"]["session"] == 5
 

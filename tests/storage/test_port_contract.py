@@ -72,8 +72,12 @@ async def test_sessions_compact_and_reflection_marks(app: App) -> None:
     logged = await app.sessions.log(ALICE, "s", turns)
     compaction = await app.sessions.compact(ALICE, "s", keep_recent=2)
     assert compaction.compacted_ids == [e.id for e in logged.entries[:4]]
+    assert [e.tags for e in compaction.summaries] == [("compaction", "turns:1-2"), ("compaction", "turns:3-4")]
+    assert compaction.summary == compaction.summaries[-1]
     page = await app.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(session_id="s"), None, 25)
-    assert sum(e.compacted for e in page.items) == 4 and len(page.items) == 7
+    assert sum(e.compacted for e in page.items) == 4 and len(page.items) == 8
+    # The next compaction numbers its turns after the ones compacted before.
+    assert [e.tags[1] for e in (await app.sessions.compact(ALICE, "s", keep_recent=0)).summaries] == ["turns:5-6"]
     first = await app.reflection.reflect(ALICE, "s")
     assert first.turns == 6 and first.engine == "extractive"
     assert (await app.reflection.reflect(ALICE, "s")).turns == 0

@@ -91,16 +91,21 @@ async def test_compact_keeps_recent_turns_and_hides_older_ones_from_retrieval(ag
     ids = [t["id"] for t in logged["items"]]
     failed, data = await agent.reflect(action="compact", session_id="trip", keep_recent=3)
     assert not failed, data
-    assert data["compacted"] == 5 and data["summary_id"] == data["items"][0]["id"]
-    summary = data["items"][0]
-    assert summary["layer"] == "session" and summary["source"] == "reflection" and summary["tags"] == ["compaction"]
-    assert "kayaking" in summary["content"] and summary["session_id"] == "trip"
+    # Five older turns, at most two a summary: three summaries, each naming the turns it covers.
+    summaries = data["items"]
+    assert data["compacted"] == 5 and data["summary_id"] == summaries[-1]["id"]
+    assert [s["tags"] for s in summaries] == [["compaction", "turns:1-1"], ["compaction", "turns:2-3"],
+                                              ["compaction", "turns:4-5"]]
+    for summary in summaries:
+        assert summary["layer"] == "session" and summary["source"] == "reflection" and summary["session_id"] == "trip"
+    assert "kayaking" in summaries[0]["content"] and "astronomy" in summaries[1]["content"]
     listed = {t["id"]: t for t in await _list_session(agent, "trip")}
-    assert set(listed) == set(ids) | {summary["id"]}  # originals kept and listable
+    assert set(listed) == set(ids) | {s["id"] for s in summaries}  # originals kept and listable
     assert [listed[i]["compacted"] for i in ids] == [True] * 5 + [False] * 3
-    # Compacted turns leave retrieval; the summary stands in for them; recent turns stay.
+    # Compacted turns leave retrieval; the summary covering them stands in; recent turns stay.
     found = await _retrieve(agent, "kayaking")
-    assert [i["id"] for i in found["items"]] == [summary["id"]]
+    assert [i["id"] for i in found["items"]] == [summaries[0]["id"]]
+    assert [i["id"] for i in (await _retrieve(agent, "gardening"))["items"]] == [summaries[2]["id"]]
     assert [i["id"] for i in (await _retrieve(agent, "sailing"))["items"]] == [ids[-1]]
     # Nothing older than the recent turns is left: compacting again does nothing.
     failed, again = await agent.reflect(action="compact", session_id="trip", keep_recent=3)
@@ -118,7 +123,7 @@ async def test_a_session_past_the_threshold_compacts_itself(tmp_path: Path) -> N
         second = await agent.log("s", *[f"Note number {n}: the lazy dog sleeps all day." for n in range(5, 10)])
         assert second["compacted"] == 8 and second["summary_id"] is not None
         turns = await _list_session(agent, "s")
-    assert sum(t["compacted"] for t in turns) == 8 and len(turns) == 11
+    assert sum(t["compacted"] for t in turns) == 8 and len(turns) == 10 + 4  # 8 turns in 4 summaries
 
 
 async def test_reflect_extracts_facts_and_rules_and_leaves_chit_chat_out(agent: Agent, settings: Settings) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agent_memory.core.models import Entry, Source
 
 SENTENCE_END = re.compile(r"[.!?…](?=\s)")
 ELLIPSIS = "…"
 NORMAL = re.compile(r"[^\w]+", re.UNICODE)
+T = TypeVar("T")
 
 
 def fingerprint(text: str) -> str:
@@ -18,13 +21,40 @@ def fingerprint(text: str) -> str:
 
 def near_duplicate(a: str, b: str, threshold: float = 0.9) -> bool:
     """Same words after normalising, or token sets overlapping at least `threshold` (Jaccard)."""
-    fa, fb = fingerprint(a), fingerprint(b)
+    return _similar(_shape(a), _shape(b), threshold)
+
+
+def _shape(text: str) -> tuple[str, set[str]]:
+    fa = fingerprint(text)
+    return fa, set(fa.split())
+
+
+def _similar(a: tuple[str, set[str]], b: tuple[str, set[str]], threshold: float) -> bool:
+    (fa, sa), (fb, sb) = a, b
     if fa == fb:
         return True
-    sa, sb = set(fa.split()), set(fb.split())
     if not sa or not sb:
         return False
+    small, large = sorted((len(sa), len(sb)))
+    if small / large < threshold:  # the overlap can be no larger than the smaller set: never similar
+        return False
     return len(sa & sb) / len(sa | sb) >= threshold
+
+
+def distinct(items: Iterable[T], text: Callable[[T], str], limit: int, threshold: float = 0.9) -> list[T]:
+    """The first `limit` items (in order) whose text is no `near_duplicate` of an item kept
+    before it; each text is normalised once."""
+    kept: list[T] = []
+    shapes: list[tuple[str, set[str]]] = []
+    for item in items:
+        if len(kept) >= limit:
+            break
+        shape = _shape(text(item))
+        if any(_similar(shape, seen, threshold) for seen in shapes):
+            continue
+        kept.append(item)
+        shapes.append(shape)
+    return kept
 
 
 def compress(entry: Entry, limit: int) -> tuple[str, bool]:

@@ -218,6 +218,9 @@ class CrudService:
         source = await self._visible_now(call, Access.READ, scope, namespace, item.id, found)
         if source.conflict:
             raise InvalidParams("a conflict entry cannot be promoted; reconcile it first", field="id")
+        if source.superseded_by is not None:
+            raise InvalidParams(f"this fact was changed by {source.superseded_by}; promote that one instead",
+                                field="id", superseded_by=source.superseded_by)
         if item.target_scope is scope and target_ns == namespace:
             raise InvalidParams("target is the entry's own scope and namespace", field="target_namespace")
         now = format_ts(self._clock())

@@ -30,6 +30,7 @@ class Insight:
     content: str
     confidence: float
     category: str  # preference | decision | profile | constraint | instruction | supplied | sampled
+    replaces: str | None = None  # a sampled fact may name the remembered fact it updates
 
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -62,7 +63,8 @@ _EPISTEMIC = re.compile(
     r"exciting|lovely|scary|difficult|wonderful|special|proud|cool|beautiful))\b|"
     r"\bha(ve|s) to (say|admit|go|run|tell|thank|ask)\b", re.IGNORECASE)
 _PREFERENCE = re.compile(
-    r"\b(i|we)\s+(?:really\s+|strongly\s+|usually\s+|generally\s+|definitely\s+|also\s+|much\s+)*"
+    r"\b(i|we)\s+(?:really\s+|strongly\s+|usually\s+|generally\s+|definitely\s+|also\s+|much\s+|now\s+|"
+    r"actually\s+|still\s+|no\s+longer\s+)*"
     r"(prefer|like|love|enjoy|hate|dislike|want|would rather|can'?t stand|don'?t like|do not like)\b"
     r"(?!\s+(it|that|this|you|to (tell|say|ask|know|show|share|see|hear|thank))\b)|"
     r"\bi'd rather\b|\bmy favou?rite\b|\bwe'd rather\b",
@@ -83,7 +85,8 @@ _QUESTION_START = re.compile(r"^(what|why|how|when|where|who|which|can|could|wou
                              r"will|shall|may)\b", re.IGNORECASE)
 
 _ADVERBS = {"really", "always", "never", "usually", "also", "still", "just", "strongly", "generally", "often",
-            "sometimes", "definitely", "mostly", "only", "actually", "much", "rarely", "normally"}
+            "sometimes", "definitely", "mostly", "only", "actually", "much", "rarely", "normally", "now", "no",
+            "longer"}
 _IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "was": "was", "don't": "doesn't",
               "dont": "doesn't", "can": "can", "will": "will", "would": "would", "should": "should",
               "could": "could", "must": "must", "might": "might", "may": "may", "did": "did", "had": "had",

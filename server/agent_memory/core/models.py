@@ -93,6 +93,7 @@ class Entry:
     session_id: str | None = None
     promoted_from: str | None = None
     compacted: bool = False  # a session turn folded into a summary: kept, listable, not retrieved
+    superseded_by: str | None = None  # a fact a later one changed: kept, listable, not retrieved by default
 
 
 @dataclass(frozen=True, slots=True)

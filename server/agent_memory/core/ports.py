@@ -109,6 +109,12 @@ class SessionStore(Protocol):
 
     async def uncompacted_chars(self, key: SessionKey) -> int: ...
 
+    async def compacted_through(self, key: SessionKey) -> int:
+        """How many of the session's turns earlier compactions covered: the highest position a
+        compaction summary names (tag `turns:<first>-<last>`), or its number of compacted turns if
+        higher. The next compaction numbers its turns from here."""
+        ...
+
     async def reflection_mark(self, key: SessionKey) -> Mark: ...
 
     async def reflections(self, agent_id: str, team: str) -> list[Entry]:

@@ -64,6 +64,7 @@ def unknown_share(query: str, candidates: Iterable[Any]) -> float:
     if not names:
         return 0.0
     patterns = {n: re.compile(rf"\b{re.escape(n)}\b", re.IGNORECASE) for n in names}
-    contents = [c.entry.content for c in candidates]
-    unknown = [n for n, p in patterns.items() if not any(p.search(text) for text in contents)]
+    # One search over all contents: a name is a single word, so no match can span the newline.
+    contents = "\n".join(c.entry.content for c in candidates)
+    unknown = [n for n, p in patterns.items() if not p.search(contents)]
     return len(unknown) / len(names)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 from agent_memory.core.clock import parse_ts
 from agent_memory.core.models import Entry, Priority, Scope
@@ -26,6 +27,9 @@ class RankWeights:
     recency_half_life_days: float = 30.0
 
 
+PARTS = ("keyword", "semantic", "match", "relevance", "neighbors", "recency", "priority", "confidence", "scope")
+
+
 @dataclass(slots=True)
 class Candidate:
     entry: Entry
@@ -33,8 +37,14 @@ class Candidate:
     keyword: float = 0.0  # raw BM25 (higher is better)
     semantic: float = 0.0  # cosine similarity
     coverage: float = 0.0  # share of the query's IDF weight found in the entry (0..1)
-    parts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
+    matched: float = 0.0  # `match`, rounded as in the score parts (for the relevance floor)
+    raw: tuple[float, ...] = ()  # the score parts unrounded, in PARTS order (set by `rank`)
+
+    @property
+    def parts(self) -> dict[str, float]:
+        """The score parts, rounded (built on demand: most candidates never show theirs)."""
+        return {name: round(value, 4) for name, value in zip(PARTS, self.raw, strict=True)}
 
 
 def _normalise(values: dict[str, float]) -> dict[str, float]:
@@ -51,47 +61,53 @@ def _min_max(values: dict[str, float]) -> dict[str, float]:
     return {k: (v - low) / (high - low) for k, v in values.items()} if high > low else {k: 1.0 for k in values}
 
 
-def _mentions(content: str, patterns: list[re.Pattern[str]]) -> float:
+def _mentions(content: str, patterns: list[tuple[str, re.Pattern[str]]]) -> float:
     if not patterns:
         return 0.0
-    hits = sum(1 for pattern in patterns if pattern.search(content))
+    hits = 0
+    for name, pattern in patterns:
+        # A name that is not even a substring cannot match its word-bounded pattern: skip the regex.
+        if name in content and pattern.search(content):
+            hits += 1
     return hits / len(patterns)
 
 
 def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, now_epoch: float,
          use_keyword: bool, use_semantic: bool) -> list[Candidate]:
-    """Score every candidate (score parts kept in `parts`) and return them best first."""
+    """Score every candidate (its score parts in `raw`, rounded in `parts`) and return them best first."""
     keyword = _normalise({c.entry.id: c.keyword for c in candidates}) if use_keyword else {}
     semantic = _min_max({c.entry.id: c.semantic for c in candidates}) if use_semantic else {}
     w_kw = weights.keyword if use_keyword else 0.0
     w_sem = weights.semantic if use_semantic else 0.0
     total = (w_kw + w_sem) or 1.0
-    relevance: dict[str, float] = {}
-    patterns = [re.compile(rf"\b{re.escape(name)}\b") for name in sorted(names)]
+    patterns = [(name, re.compile(rf"\b{re.escape(name)}\b")) for name in sorted(names)]
+    relevance: list[float] = []
     for c in candidates:
-        base = (w_kw * keyword.get(c.entry.id, 0.0) + w_sem * semantic.get(c.entry.id, 0.0)) / total
-        c.parts = {"keyword": round(keyword.get(c.entry.id, 0.0), 4),
-                   "semantic": round(semantic.get(c.entry.id, 0.0), 4),
-                   "match": round(match(c, use_keyword=use_keyword, use_semantic=use_semantic), 4)}
-        relevance[c.entry.id] = base + weights.name_boost * _mentions(c.entry.content, patterns)
-    by_position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): c for c in candidates}
+        entry = c.entry
+        kw, sem = keyword.get(entry.id, 0.0), semantic.get(entry.id, 0.0)
+        best = match(c, use_keyword=use_keyword, use_semantic=use_semantic)
+        c.raw = (kw, sem, best)
+        c.matched = round(best, 4)
+        relevance.append((w_kw * kw + w_sem * sem) / total + weights.name_boost * _mentions(entry.content, patterns))
+    position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): i for i, c in enumerate(candidates)}
     half_life = max(weights.recency_half_life_days, 1e-6) * 86400
-    for c in candidates:
-        key = (c.entry.owner_agent_id, c.entry.scope, c.entry.namespace)
-        neighbours = [by_position.get((*key, c.seq + step)) for step in (-1, 1)]
-        neighbour = max((relevance[n.entry.id] for n in neighbours if n is not None), default=0.0)
-        own = relevance[c.entry.id]
+    ln2 = math.log(2)
+    for i, c in enumerate(candidates):
+        e = c.entry
+        before = position.get((e.owner_agent_id, e.scope, e.namespace, c.seq - 1))
+        after = position.get((e.owner_agent_id, e.scope, e.namespace, c.seq + 1))
+        if before is None:
+            neighbour = 0.0 if after is None else relevance[after]
+        else:
+            neighbour = relevance[before] if after is None else max(relevance[before], relevance[after])
+        own = relevance[i]
         smoothed = own + weights.neighbor * neighbour
-        recency = math.exp(-max(0.0, now_epoch - _epoch(c.entry.updated_at)) * math.log(2) / half_life)
-        extras = {
-            "recency": weights.recency * recency,
-            "priority": weights.priority * PRIORITY_VALUE[c.entry.priority],
-            "confidence": weights.confidence * c.entry.confidence,
-            "scope": weights.scope * SCOPE_VALUE[c.entry.scope],
-        }
-        c.parts.update({"relevance": round(own, 4), "neighbors": round(smoothed - own, 4)})
-        c.parts.update({k: round(v, 4) for k, v in extras.items()})
-        c.score = round(smoothed + sum(extras.values()), 6)
+        recency = weights.recency * math.exp(-max(0.0, now_epoch - _epoch(e.updated_at)) * ln2 / half_life)
+        priority = weights.priority * PRIORITY_VALUE[e.priority]
+        confidence = weights.confidence * e.confidence
+        scope = weights.scope * SCOPE_VALUE[e.scope]
+        c.raw = (*c.raw, own, smoothed - own, recency, priority, confidence, scope)
+        c.score = round(smoothed + (recency + priority + confidence + scope), 6)
     return sorted(candidates, key=lambda c: (c.score, c.entry.created_at, c.entry.id), reverse=True)
 
 
@@ -102,5 +118,7 @@ def match(c: Candidate, *, use_keyword: bool, use_semantic: bool) -> float:
     return max(c.semantic if use_semantic else 0.0, c.coverage if use_keyword else 0.0, 0.0)
 
 
+@lru_cache(maxsize=16384)
 def _epoch(timestamp: str) -> float:
+    """Seconds since the epoch (timestamps repeat across calls: each is parsed once)."""
     return parse_ts(timestamp).timestamp()

@@ -5,20 +5,28 @@ Engines in order: facts/rules the caller supplies; a `Distiller` (MCP sampling: 
 model) when the session offers one; the deterministic extractive engine. A watermark per session
 (the storage position of the last turn distilled) makes reflecting twice process only new turns;
 it moves by compare-and-set in the same transaction as the facts, so two reflections racing on
-one session never store the same facts twice. A fact that repeats an earlier one reinforces it
-(confidence up, `updated_at` now) instead of adding a copy.
+one session never store the same facts twice.
+
+Consolidation (`consolidation.judge`): each new statement is cleaned of reminders and pleas to
+remember, then compared with the agent's current facts and rules by meaning (the embedder's
+cosine; by word overlap while the model is not loaded here, and the result says so). A
+restatement reinforces the existing entry (confidence up, `updated_at`, version and etag new)
+instead of adding a copy; a change of mind about the same subject is stored and supersedes the
+old entry, which is kept (listable, readable, audited) with `superseded_by` set and leaves
+retrieval. Nothing is ever deleted here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
+from agent_memory.core.consolidation import Candidate, clean_statement, judge, word_overlap
 from agent_memory.core.context import near_duplicate
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.extract import Insight, Turn, extract
@@ -30,6 +38,7 @@ from agent_memory.core.sessions import SessionService, check_session_id, session
 
 SUPPLIED_CONFIDENCE = 0.9
 DUPLICATE_SIMILARITY = 0.8
+LEXICAL = "duplicates and changes were matched by wording only: {reason}"
 
 
 class DistillFailed(Exception):
@@ -37,8 +46,19 @@ class DistillFailed(Exception):
 
 
 class Distiller(Protocol):
-    async def distil(self, turns: list[Turn], max_items: int) -> list[Insight]:
-        """Raises: DistillFailed."""
+    async def distil(self, turns: list[Turn], max_items: int, known: list[Entry]) -> list[Insight]:
+        """`known`: facts already remembered (an insight may name one it `replaces`).
+        Raises: DistillFailed."""
+        ...
+
+
+class MeaningUnavailable(Exception):
+    """The embedding model is not loaded in this process."""
+
+
+class Meaning(Protocol):
+    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
+        """Cosine of each text to each entry (by id). Raises: MeaningUnavailable."""
         ...
 
 
@@ -49,6 +69,37 @@ class Reflection:
     updated_ids: list[str]
     turns: int
     fallback_reason: str | None = None
+    superseded_ids: list[str] = field(default_factory=list)
+    consolidation: str | None = None  # meaning | lexical; None when there was nothing to compare with
+    degraded: str | None = None  # why consolidation fell back to wording
+
+
+@dataclass(slots=True)
+class Planned:
+    insight: Insight
+    layer: Layer
+    supersedes: str | None = None  # an existing entry's id
+    after: Planned | None = None  # or an earlier statement of this same batch
+    reason: str | None = None
+
+    @property
+    def content(self) -> str:
+        return self.insight.content
+
+
+@dataclass(slots=True)
+class Plan:
+    method: str | None
+    degraded: str | None
+    fresh: list[Planned] = field(default_factory=list)
+    repeats: dict[str, float] = field(default_factory=dict)  # existing entry id -> confidence of the repeat
+
+    def add(self, insight: Insight, layer: Layer, supersedes: str | None = None, reason: str | None = None) -> None:
+        earlier = next((p for p in self.fresh if supersedes is not None and p.supersedes == supersedes), None)
+        if earlier is not None:  # changed twice in one batch: the latest statement supersedes the earlier one
+            self.fresh.append(Planned(insight, layer, None, earlier, reason))
+        else:
+            self.fresh.append(Planned(insight, layer, supersedes, None, reason))
 
 
 def reinforce(old: float, new: float) -> float:
@@ -59,7 +110,8 @@ def reinforce(old: float, new: float) -> float:
 class ReflectionService:
     def __init__(self, store: SessionStore, sessions: SessionService, limits: Limits,
                  clock: Callable[[], datetime], max_items: int = 20,
-                 on_failure: Callable[[str, str], None] | None = None) -> None:
+                 on_failure: Callable[[str, str], None] | None = None, meaning: Meaning | None = None) -> None:
+        self._meaning = meaning
         self._store = store
         self._sessions = sessions
         self._limits = limits
@@ -80,6 +132,7 @@ class ReflectionService:
         mark = await self._store.reflection_mark(key)
         new_turns = await self._store.session_turns(key, after=mark)
         turns = [turn_of(entry) for _, entry in new_turns]
+        existing = await self._store.reflections(call.caller.agent_id, call.caller.team)
         engine, fallback = "supplied", None
         if supplied:
             insights = supplied
@@ -89,16 +142,52 @@ class ReflectionService:
             engine, insights = "extractive", []
             if distiller is not None:
                 try:
-                    insights, engine = (await distiller.distil(turns, limit))[:limit], "sampling"
+                    insights, engine = (await distiller.distil(turns, limit, existing))[:limit], "sampling"
                 except DistillFailed as exc:
                     fallback = str(exc)
             if engine == "extractive":
                 insights = extract(turns, limit)
+        insights = [replace(i, content=clean_statement(i.content)) for i in insights]
         new_mark = max([mark.position] + [position for position, _ in new_turns])
-        existing = await self._store.reflections(call.caller.agent_id, call.caller.team)
-        stored, updated = await self._store_insights(call, namespace, key, insights, existing,
-                                                     mark.position, new_mark, engine)
-        return Reflection(engine, stored, updated, len(turns), fallback)
+        plan = await self._consolidate(insights, existing)
+        stored, updated, superseded = await self._store_insights(call, namespace, key, plan, mark.position,
+                                                                 new_mark, engine)
+        return Reflection(engine, stored, updated, len(turns), fallback, superseded, plan.method, plan.degraded)
+
+    async def _consolidate(self, insights: list[Insight], existing: list[Entry]) -> Plan:
+        """Decide, for each insight, whether it repeats, changes or adds to what the agent holds."""
+        cosines: list[dict[str, float]] | None = None
+        degraded = None
+        if insights and existing:
+            if self._meaning is None:
+                degraded = LEXICAL.format(reason="no embedding model in this server")
+            else:
+                try:
+                    cosines = await self._meaning.cosines([i.content for i in insights], existing)
+                except MeaningUnavailable as exc:
+                    degraded = LEXICAL.format(reason=str(exc))
+        plan = Plan("meaning" if cosines is not None else "lexical" if degraded else None, degraded)
+        by_id = {e.id: e for e in existing}
+        for index, insight in enumerate(insights):
+            layer = Layer.LONG_TERM if insight.kind == "fact" else Layer.META
+            if any(p.layer is layer and near_duplicate(p.content, insight.content, DUPLICATE_SIMILARITY)
+                   for p in plan.fresh):
+                continue  # said twice in this very batch
+            named = by_id.get(insight.replaces) if insight.replaces else None
+            if named is not None and named.layer is layer:
+                plan.add(insight, layer, supersedes=named.id, reason="named by the distiller")
+                continue
+            candidates = [Candidate(e.id, e.content, cosines[index].get(e.id, 0.0) if cosines is not None
+                                    else word_overlap(e.content, insight.content))
+                          for e in existing if e.layer is layer]
+            verdict = judge(insight.content, candidates, by_meaning=cosines is not None)
+            if verdict.relation == "same" and verdict.entry_id is not None:
+                plan.repeats[verdict.entry_id] = max(plan.repeats.get(verdict.entry_id, 0.0), insight.confidence)
+            elif verdict.relation == "changes" and verdict.entry_id is not None:
+                plan.add(insight, layer, supersedes=verdict.entry_id, reason=verdict.reason)
+            else:
+                plan.add(insight, layer)
+        return plan
 
     def _supplied(self, facts: list[str], rules: list[str], limit: int) -> list[Insight]:
         if len(facts) + len(rules) > limit:
@@ -111,43 +200,45 @@ class ReflectionService:
                 out.append(Insight(kind, check_content(text.strip(), self._limits), SUPPLIED_CONFIDENCE, "supplied"))
         return out
 
-    async def _store_insights(self, call: Call, namespace: str, key: SessionKey, insights: list[Insight],
-                              existing: list[Entry], mark: int, new_mark: int, engine: str
-                              ) -> tuple[list[Entry], list[str]]:
+    async def _store_insights(self, call: Call, namespace: str, key: SessionKey, plan: Plan, mark: int,
+                              new_mark: int, engine: str) -> tuple[list[Entry], list[str], list[str]]:
         now = format_ts(self._clock())
-        fresh: list[Entry] = []
-        repeats: dict[str, float] = {}  # existing entry id -> confidence of the repeat
-        for insight in insights:
-            layer = Layer.LONG_TERM if insight.kind == "fact" else Layer.META
-            match = next((e for e in existing + fresh
-                          if e.layer is layer and near_duplicate(e.content, insight.content, DUPLICATE_SIMILARITY)),
-                         None)
-            if match is not None and match in fresh:
-                continue  # said twice in this very batch
-            if match is not None:
-                repeats[match.id] = max(repeats.get(match.id, 0.0), insight.confidence)
-                continue
-            fresh.append(Entry(
+        fresh: dict[int, Entry] = {}
+        for planned in plan.fresh:
+            insight = planned.insight
+            fresh[id(planned)] = Entry(
                 id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
                 owner_agent_id=call.caller.agent_id, content=insight.content,
                 tags=("reflection", f"kind:{insight.category}"), priority=Priority.MEDIUM, source=Source.REFLECTION,
-                confidence=insight.confidence, layer=layer, created_at=now, updated_at=now, expires_at=None,
+                confidence=insight.confidence, layer=planned.layer, created_at=now, updated_at=now, expires_at=None,
                 version=1, etag=new_etag(), session_id=key.session_id,
-            ))
+            )
 
-        def work(tx: SessionTransaction) -> tuple[list[Entry], list[str]]:
+        def work(tx: SessionTransaction) -> tuple[list[Entry], list[str], list[str]]:
             if not tx.move_reflection_mark(key, mark, new_mark, now):
                 raise Conflict("another reflection of this session ran at the same time; retry",
                                session_id=key.session_id)
             stored: list[Entry] = []
             updated: list[str] = []
-            for entry in fresh:
+            superseded: list[str] = []
+            for planned in plan.fresh:
+                entry = fresh[id(planned)]
                 tx.insert(entry)
                 stored.append(entry)
-            for entry_id, confidence in repeats.items():
+                target = fresh[id(planned.after)].id if planned.after is not None else planned.supersedes
+                old = tx.get(target) if target else None
+                if old is None or old.superseded_by is not None:
+                    continue  # deleted or changed meanwhile: nothing left to supersede
+                marked = replace(old, superseded_by=entry.id, updated_at=now, version=old.version + 1,
+                                 etag=new_etag())
+                if tx.replace(marked, expected_etag=old.etag):
+                    superseded.append(old.id)
+                    tx.audit(audit_event(call, "supersede", Scope.AGENT, namespace, old.id, "ok", now,
+                                         session_id=key.session_id, superseded_by=entry.id, reason=planned.reason))
+            for entry_id, confidence in plan.repeats.items():
                 current = tx.get(entry_id)
-                if current is None:
-                    continue  # deleted meanwhile: the fact is simply not reinforced
+                if current is None or current.superseded_by is not None:
+                    continue  # deleted or changed meanwhile: the fact is simply not reinforced
                 again = replace(current, confidence=reinforce(current.confidence, confidence), updated_at=now,
                                 version=current.version + 1, etag=new_etag())
                 if tx.replace(again, expected_etag=current.etag):
@@ -156,8 +247,9 @@ class ReflectionService:
             for entry in stored:
                 tx.enqueue_vector(entry, "upsert")
                 tx.audit(audit_event(call, "reflect", Scope.AGENT, namespace, entry.id, "ok", now,
-                                     session_id=key.session_id, engine=engine, updated=entry.id in updated))
-            return stored, updated
+                                     session_id=key.session_id, engine=engine, updated=entry.id in updated,
+                                     consolidation=plan.method))
+            return stored, updated, superseded
 
         return await self._store.transact(work)
 

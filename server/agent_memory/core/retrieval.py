@@ -11,7 +11,7 @@ from datetime import datetime
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
-from agent_memory.core.context import ContextLine, assemble, compress, near_duplicate
+from agent_memory.core.context import ContextLine, assemble, compress, distinct
 from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import AuditSink
@@ -24,7 +24,7 @@ from agent_memory.core.retrieval_ports import (
     SemanticIndex,
     SemanticUnavailable,
 )
-from agent_memory.core.rules import check_tags
+from agent_memory.core.rules import check_tags, date_range
 from agent_memory.core.visibility import Area, can_read, readable_areas
 
 
@@ -41,6 +41,9 @@ class RetrievalRequest:
     max_chars: int = 4000
     per_entry_max_chars: int = 800
     min_score: float = 0.0  # the relevance floor on `match` (0: off)
+    since: str | None = None  # ISO-8601: only memories dated (created_at) at or after this
+    until: str | None = None  # ISO-8601: only memories dated before this (a bare date: to its end)
+    include_superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +128,11 @@ class RetrievalService:
         stages: dict[str, float] = {}
         started = time.perf_counter()
         now = self._clock()
+        since, until = date_range(request.since, request.until)
         filters = CandidateFilter(now=format_ts(now), layers=request.layers, tags=check_tags(request.tags),
-                                  session_id=request.session_id)
+                                  session_id=request.session_id, since=since, until=until,
+                                  include_superseded=request.include_superseded)
         areas = readable_areas(call.caller, request.scopes)
-        partitions = await self._store.readable_partitions(areas, request.namespaces)
         degraded: list[str] = []
         candidates: dict[str, Candidate] = {}
         keyword_only = 0
@@ -161,8 +165,16 @@ class RetrievalService:
             finally:
                 stages["semantic"] = _ms(mark)
 
-        # The two searches run side by side (SQLite and the vector index work on their own threads).
-        keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
+        if request.mode == "keyword":  # one trip to the database: the partitions, then the search in them
+            mark = time.perf_counter()
+            partitions, keyword_hits = await self._store.readable_keyword_candidates(
+                terms, areas, request.namespaces, filters, depth)
+            stages["keyword"], stages["semantic"] = _ms(mark), 0.0
+            semantic_hits = None
+        else:
+            partitions = await self._store.readable_partitions(areas, request.namespaces)
+            # The two searches run side by side (SQLite and the vector index work on their own threads).
+            keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
         if request.mode == "semantic" and semantic_hits is None:
             use_keyword, use_semantic = bool(terms), False  # keyword-only fallback, said in `degraded`
             if not (partitions and keyword_hits) and degraded:
@@ -188,17 +200,23 @@ class RetrievalService:
             async def fresh() -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
                 return await self._fresh(vector, partitions, areas, filters)
 
-            (found, extra), (waiting, recent, keyword_only) = await asyncio.gather(
-                asyncio.gather(self._store.visible_entries(missing, partitions, areas, filters), fill_similarity()),
-                fresh())
+            async def visible() -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
+                # Their keyword scores come in the same read (one trip to the database thread).
+                return await self._store.visible_scored(missing, partitions, areas, filters,
+                                                        terms if use_keyword else [])
+
+            ((found, scores), extra), (waiting, recent, keyword_only) = await asyncio.gather(
+                asyncio.gather(visible(), fill_similarity()), fresh())
             similarity.update(extra)
             similarity.update(recent)  # newer than what the index holds for them
             known = {entry.id for entry, _ in found} | set(candidates)
-            found = [*found, *((entry, seq) for entry, seq in waiting if entry.id in recent and entry.id not in known)]
+            late = [(entry, seq) for entry, seq in waiting if entry.id in recent and entry.id not in known]
+            found = [*found, *late]
             if keyword_only:
                 degraded.append(f"{keyword_only} memories written moments ago are not yet searchable by meaning "
                                 "(searched by keyword only)")
-            scores = await self._store.keyword_scores(terms, [seq for _, seq in found]) if use_keyword else {}
+            if late and use_keyword:
+                scores = {**scores, **await self._store.keyword_scores(terms, [seq for _, seq in late])}
             for candidate in candidates.values():
                 candidate.semantic = similarity.get(candidate.entry.id, 0.0)
             for entry, seq in found:
@@ -218,13 +236,7 @@ class RetrievalService:
         ranked, withheld = _above_floor(ranked, floor, unknown_share(request.query, allowed),
                                         self._settings.unknown_name_penalty)
         mark = time.perf_counter()
-        kept: list[Candidate] = []
-        for candidate in ranked:
-            if len(kept) >= request.limit:
-                break
-            if any(near_duplicate(candidate.entry.content, k.entry.content) for k in kept):
-                continue
-            kept.append(candidate)
+        kept = distinct(ranked, lambda c: c.entry.content, request.limit)
         lines = [ContextLine(c.entry, *compress(c.entry, request.per_entry_max_chars)) for c in kept]
         context, used, dropped = assemble(lines, request.max_chars)
         by_id = {c.entry.id: c for c in kept}
@@ -265,7 +277,7 @@ def _above_floor(ranked: list[Candidate], floor: float, unknown: float, penalty:
     store holds nothing about the query and nothing is returned, rather than the least bad noise."""
     if floor <= 0 or not ranked:
         return ranked, 0
-    if max(c.parts["match"] for c in ranked) - penalty * unknown < floor:
+    if max(c.matched for c in ranked) - penalty * unknown < floor:
         return [], len(ranked)
     return ranked, 0
 

@@ -26,6 +26,9 @@ class CandidateFilter:
     layers: tuple[Layer, ...] = ()
     tags: tuple[str, ...] = ()
     session_id: str | None = None
+    since: str | None = None  # created_at >= since
+    until: str | None = None  # created_at < until
+    include_superseded: bool = False
 
 
 class RetrievalStore(Protocol):
@@ -40,8 +43,20 @@ class RetrievalStore(Protocol):
         never as query syntax). Coverage: the share of the query's IDF weight the entry holds."""
         ...
 
+    async def readable_keyword_candidates(self, terms: list[str], areas: tuple[Area, ...],
+                                          namespaces: tuple[str, ...], filters: CandidateFilter, limit: int
+                                          ) -> tuple[list[Partition], list[tuple[Entry, int, float, float]]]:
+        """`readable_partitions` and `keyword_candidates` over them, together."""
+        ...
+
     async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                               filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
+
+    async def visible_scored(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
+                             filters: CandidateFilter, terms: list[str]
+                             ) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
+        """`visible_entries`, and the `keyword_scores` of those entries for `terms`, together."""
+        ...
 
     async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
                               limit: int) -> tuple[list[tuple[Entry, int]], int]:

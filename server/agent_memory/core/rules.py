@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from agent_memory.core.clock import OutOfRange, format_ts, parse_ts, plus_seconds
 from agent_memory.core.errors import InvalidParams
@@ -96,6 +96,26 @@ def normalise_timestamp(value: str, field: str) -> str:
                             "once converted to UTC", field=field) from None
     except (ValueError, TypeError):
         raise InvalidParams(f"{field} must be an ISO-8601 date-time", field=field) from None
+
+
+_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def date_range(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """`since`/`until` of a retrieval as stored timestamps: since inclusive, until exclusive (a
+    bare date for `until` means the end of that day). Raises: InvalidParams (bad text, empty range)."""
+    start = normalise_timestamp(since, "since") if since is not None else None
+    end = None
+    if until is not None:
+        end = normalise_timestamp(until, "until")
+        if _BARE_DATE.match(until.strip()):
+            try:
+                end = format_ts(parse_ts(end) + timedelta(days=1))
+            except (OverflowError, OutOfRange):
+                end = None  # the end of 9999-12-31: no upper bound
+    if start is not None and end is not None and start >= end:
+        raise InvalidParams("since must be before until", field="since")
+    return start, end
 
 
 def expiry(now: datetime, expires_at: str | None, ttl_seconds: int | None) -> str | None:

@@ -1,16 +1,20 @@
-"""memory_reflect `log` and `compact`: session turns in, older turns folded into a summary.
+"""memory_reflect `log` and `compact`: session turns in, older turns folded into summaries.
 
 Turns live in the caller's own agent namespace, layer `session`, with `session_id` set and tags
-`role:<role>` (and `name:<name>`). Compaction keeps the most recent turns intact, writes one
-summary entry (source `reflection`, tag `compaction`) and marks the older turns compacted: they
-stay listable but leave retrieval (and the vector index), and pruning removes them first.
+`role:<role>` (and `name:<name>`). Compaction keeps the most recent turns intact, cuts the older
+ones into chunks (at a time gap, at most `chunk_turns` turns each) and writes one summary entry per
+chunk (source `reflection`, tags `compaction` and `turns:<first>-<last>`, the 1-based positions of
+its turns in the session), then marks those turns compacted: they stay listable but leave
+retrieval (and the vector index), and pruning removes them first. Positions continue from the
+session's earlier compactions. Each summary keeps the details of its turns (see `summary`), so a
+question about an old detail still reaches them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent_memory.core import permissions
@@ -23,7 +27,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.rules import normalise_timestamp
-from agent_memory.core.summary import summarise
+from agent_memory.core.summary import Rarity, chunk, summarise
 
 MAX_TURNS_PER_CALL = 100
 SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -37,13 +41,20 @@ class SessionLimits:
     turn_max_chars: int = 4000
     compaction_threshold_chars: int = 20_000
     keep_recent: int = 10
-    summary_max_chars: int = 2000
+    summary_max_chars: int = 800  # the cap of one summary (each is as long as the average turn it covers)
+    chunk_turns: int = 2
+    chunk_gap_seconds: float = 3600.0  # a pause longer than this starts a new chunk (0: never)
 
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    summary: Entry | None
+    summaries: list[Entry] = field(default_factory=list)  # in session order
     compacted_ids: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> Entry | None:
+        """The last summary written (the one `summary_id` names), if any."""
+        return self.summaries[-1] if self.summaries else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,43 +162,62 @@ class SessionService:
         keep = self._limits.keep_recent if keep_recent is None else keep_recent
         if keep < 0:
             raise InvalidParams("keep_recent must be 0 or more", field="keep_recent")
-        pending = await self._store.session_turns(session_key(call, session_id), compacted=False)
+        key = session_key(call, session_id)
+        # Positions in the session continue after the turns earlier compactions covered; read
+        # again if another compaction committed meanwhile, so the turns and their positions agree.
+        for _ in range(3):
+            start = await self._store.compacted_through(key)
+            pending = await self._store.session_turns(key, compacted=False)
+            if await self._store.compacted_through(key) == start:
+                break
         older = pending[: max(0, len(pending) - keep)]
         if not older:
-            return Compaction(None)
+            return Compaction()
+        numbered = [(start + n, turn_of(entry), entry) for n, (_, entry) in enumerate(older, 1)]
         now = format_ts(self._clock())
-        content = summarise(session_id, [turn_of(e) for _, e in older], self._limits.summary_max_chars)
-        summary = Entry(
-            id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
-            owner_agent_id=call.caller.agent_id, content=content, tags=(COMPACTION_TAG,), priority=Priority.MEDIUM,
-            source=Source.REFLECTION, confidence=0.9, layer=Layer.SESSION,
-            # Dated like the last turn it covers, so lists and recency place it where those turns were.
-            created_at=older[-1][1].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
-            session_id=session_id,
-        )
-        ids = [e.id for _, e in older]
-        event = audit_event(call, "compact", Scope.AGENT, namespace, summary.id, "ok", now,
-                            session_id=session_id, compacted=len(ids))
+        rarity = Rarity([turn for _, turn, _ in numbered])
 
-        def work(tx: SessionTransaction) -> list[str]:
+        def summaries(turns: list[tuple[int, Turn, Entry]]) -> list[Entry]:
+            return [self._summary(call, namespace, session_id, part, rarity, now) for part in
+                    chunk(turns, self._limits.chunk_turns, self._limits.chunk_gap_seconds)]
+
+        planned = summaries(numbered)
+        ids = [entry.id for _, _, entry in numbered]
+
+        def work(tx: SessionTransaction) -> tuple[list[Entry], list[str]]:
             # Only turns still uncompacted (another process may have compacted some meanwhile).
             current = [i for i in ids if (e := tx.get(i)) is not None and not e.compacted]
             if not current:
-                return []
+                return [], []
+            written = planned
             if len(current) < len(ids):
                 kept = set(current)
-                written[0] = replace(summary, content=summarise(
-                    session_id, [turn_of(e) for _, e in older if e.id in kept], self._limits.summary_max_chars))
-            tx.insert(written[0])
-            tx.enqueue_vector(written[0], "upsert")
+                written = summaries([item for item in numbered if item[2].id in kept])
+            for summary in written:
+                tx.insert(summary)
+                tx.enqueue_vector(summary, "upsert")
             tx.mark_compacted(current)
             folded = set(current)
-            for _, entry in older:
+            for _, _, entry in numbered:
                 if entry.id in folded:
                     tx.enqueue_vector(entry, "delete")  # out of the vector index too
-            tx.audit(event)
-            return current
+            tx.audit(audit_event(call, "compact", Scope.AGENT, namespace, written[-1].id, "ok", now,
+                                 session_id=session_id, compacted=len(current), summaries=len(written)))
+            return written, current
 
-        written = [summary]
-        done = await self._store.transact(work)
-        return Compaction(written[0] if done else None, done)
+        written, done = await self._store.transact(work)
+        return Compaction(written, done)
+
+    def _summary(self, call: Call, namespace: str, session_id: str, part: list[tuple[int, Turn, Entry]],
+                 rarity: Rarity, now: str) -> Entry:
+        ordinals = [n for n, _, _ in part]
+        content = summarise(ordinals, [turn for _, turn, _ in part], self._limits.summary_max_chars, rarity)
+        return Entry(
+            id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
+            owner_agent_id=call.caller.agent_id, content=content,
+            tags=(COMPACTION_TAG, f"turns:{ordinals[0]}-{ordinals[-1]}"), priority=Priority.MEDIUM,
+            source=Source.REFLECTION, confidence=0.9, layer=Layer.SESSION,
+            # Dated like the last turn it covers, so lists and recency place it where those turns were.
+            created_at=part[-1][2].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
+            session_id=session_id,
+        )

@@ -153,6 +153,8 @@ class MemoryRecord(BaseModel):
     session_id: str | None
     promoted_from: str | None
     compacted: bool
+    superseded_by: str | None = Field(None, description="The id of the later fact that changed this one "
+                                                        "(kept and listable, left out of retrieval by default).")
 
 
 def _records_schema(schema: dict[str, Any]) -> None:

@@ -43,9 +43,17 @@ class MemoryReflectResult(BaseModel):
     turns_processed: int = Field(0, description="log: turns stored; reflect: new turns distilled.")
     truncated: list[int] = Field(default_factory=list, description="log: indexes of turns cut to the length cap.")
     compacted: int = Field(0, description="Turns folded into a summary by this call.")
-    summary_id: str | None = Field(None, description="The compaction summary written by this call, if any.")
+    summary_id: str | None = Field(None, description="The last compaction summary written by this call, if any "
+                                                     "(items lists them all on compact).")
     updated_ids: list[str] = Field(default_factory=list,
                                    description="reflect: existing facts reinforced instead of copied.")
+    superseded_ids: list[str] = Field(default_factory=list,
+                                      description="reflect: existing facts a new one changed (kept, with superseded_by "
+                                                  "set; left out of retrieval).")
+    consolidation: Literal["meaning", "lexical"] | None = Field(
+        None, description="reflect: how repeats and changes were recognised (lexical: by wording, while the "
+                          "embedding model is not loaded; see degraded).")
+    degraded: str | None = Field(None, description="reflect: why consolidation fell back to wording, if it did.")
 
     @classmethod
     def failed(cls, error: ErrorInfo) -> MemoryReflectResult:

@@ -20,15 +20,20 @@ Actions (all in your own agent memory, for one session_id):
     log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call).
         Long turns are cut to the session cap; a session that grows past the compaction threshold is
         compacted automatically.
-    compact: fold all but the most recent turns (keep_recent, default 10) into one summary entry; the
-        older turns stay listable but leave retrieval.
+    compact: fold all but the most recent turns (keep_recent, default 10) into summary entries, one per
+        chunk of turns (tag turns:<first>-<last>, their positions in the session); the older turns stay
+        listable but leave retrieval.
     reflect: distil the turns since this session's last reflection into facts (layer long_term) and
         rules (layer meta). Pass facts/rules you distilled yourself, or let the server ask your model
         (MCP sampling, when your client offers it), else it extracts stated preferences, decisions,
-        constraints and instructions itself. A fact you already have is reinforced, not copied.
+        constraints and instructions itself. A fact you already have (even in other words) is
+        reinforced, not copied; a fact that changes one you have (a new preference, a reversed
+        decision, an updated value) supersedes it: the old one is kept with superseded_by set and
+        leaves retrieval.
 
 Returns items (the entries written or reinforced), engine (supplied, sampling or extractive),
-turns_processed, truncated, compacted, summary_id, updated_ids and errors."""
+turns_processed, truncated, compacted, summary_id, updated_ids, superseded_ids, consolidation,
+degraded and errors."""
 
 
 async def run_memory_reflect(sessions: SessionService, reflection: ReflectionService, call: Call,
@@ -40,7 +45,7 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
         _only_for(args, name, "reflect")
     result: dict[str, Any] = {"items": [], "errors": [], "engine": None, "fallback_reason": None,
                               "turns_processed": 0, "truncated": [], "compacted": 0, "summary_id": None,
-                              "updated_ids": []}
+                              "updated_ids": [], "superseded_ids": [], "consolidation": None, "degraded": None}
     if args.action == "log":
         if not args.turns:
             raise InvalidParams("log needs turns", field="turns")
@@ -53,14 +58,15 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
     elif args.action == "compact":
         compaction = await sessions.compact(call, args.session_id, args.keep_recent)
         if compaction.summary is not None:
-            result.update(items=[wire_record(compaction.summary)], compacted=len(compaction.compacted_ids),
+            result.update(items=[wire_record(e) for e in compaction.summaries], compacted=len(compaction.compacted_ids),
                           summary_id=compaction.summary.id)
     else:
         distiller = sampling_distiller(ctx) if args.use_sampling and ctx is not None else None
         done = await reflection.reflect(call, args.session_id, facts=args.facts, rules=args.rules,
                                         distiller=distiller, max_items=args.max_items)
         result.update(items=[wire_record(e) for e in done.entries], engine=done.engine,
-                      fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids)
+                      fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids,
+                      superseded_ids=done.superseded_ids, consolidation=done.consolidation, degraded=done.degraded)
     return result
 
 

@@ -30,6 +30,12 @@ class MemoryRetrieveArgs(StrictModel):
                                     description="Relevance floor on score_parts.match: when no memory reaches "
                                                 "it, nothing is returned. Default MEMORY_RETRIEVAL_MIN_SCORE; 0 "
                                                 "turns it off.")
+    since: str | None = Field(None, max_length=64, description="Only memories dated at or after this ISO-8601 "
+                                                               "date or date-time (their created_at; a logged "
+                                                               "turn's `at`).")
+    until: str | None = Field(None, max_length=64, description="Only memories dated before this ISO-8601 date-time "
+                                                               "(a bare date includes that whole day).")
+    include_superseded: bool = Field(False, description="Also facts a later fact changed (superseded_by set).")
 
 
 class ScoreParts(StrictModel):

@@ -51,6 +51,9 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         max_chars=budget,
         per_entry_max_chars=args.per_entry_max_chars or settings.injection_per_entry_max_chars,
         min_score=settings.retrieval_min_score if args.min_score is None else args.min_score,
+        since=args.since,
+        until=args.until,
+        include_superseded=args.include_superseded,
     )
     result = await service.retrieve(call, request)
     structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,

@@ -15,6 +15,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from agent_memory.core.extract import Insight, Turn
+from agent_memory.core.models import Entry
 from agent_memory.core.reflection import DistillFailed
 from agent_memory.tools.errors import has_lone_surrogate
 
@@ -22,13 +23,15 @@ LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
 TRANSCRIPT_CHARS = 24_000
 MAX_FACT_CHARS = 1000
+KNOWN_LISTED = 40  # remembered facts shown to the model, newest first
 
 PROMPT = """Distil the conversation below into durable memory for an AI agent.
 Return only JSON: {"facts": [{"content": str, "confidence": 0..1}], "rules": [{"content": str, "confidence": 0..1}]}
 facts: lasting facts about the user, their work, preferences and decisions, in the third person.
 rules: instructions and constraints the agent should follow from now on, in the imperative.
 Leave out small talk, questions and anything only true for this moment. At most {max_items} items in all.
-
+When a fact or rule changes one already remembered (listed below with its id), add "replaces": "<that id>" to it.
+{known}
 Conversation:
 {transcript}"""
 
@@ -50,7 +53,8 @@ def _transcript(turns: list[Turn]) -> str:
     return text[-TRANSCRIPT_CHARS:]  # the most recent part when it is long
 
 
-def parse_distillation(text: str, max_items: int) -> list[Insight]:
+def parse_distillation(text: str, max_items: int, known_ids: set[str] | frozenset[str] = frozenset()
+                       ) -> list[Insight]:
     """Raises: DistillFailed when the text holds no usable JSON object of facts and rules."""
     match = re.search(r"\{.*\}", text, re.DOTALL)
     if match is None:
@@ -75,7 +79,9 @@ def parse_distillation(text: str, max_items: int) -> list[Insight]:
                 raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
             if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
                 raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")
-            out.append(Insight(kind, content.strip(), round(float(confidence), 4), "sampled"))
+            replaces = item.get("replaces") if isinstance(item, dict) else None
+            out.append(Insight(kind, content.strip(), round(float(confidence), 4), "sampled",
+                               replaces if isinstance(replaces, str) and replaces in known_ids else None))
     if not out:
         raise DistillFailed("the model's answer held no facts or rules")
     return out[:max_items]
@@ -100,8 +106,12 @@ class SamplingDistiller:
         self._session = session
         self._request_id = request_id
 
-    async def distil(self, turns: list[Turn], max_items: int) -> list[Insight]:
-        prompt = PROMPT.replace("{max_items}", str(max_items)).replace("{transcript}", _transcript(turns))
+    async def distil(self, turns: list[Turn], max_items: int, known: list[Entry]) -> list[Insight]:
+        listed = known[:KNOWN_LISTED]
+        remembered = "".join(f"- {e.id}: {e.content[:200]}\n" for e in listed)
+        prompt = (PROMPT.replace("{max_items}", str(max_items))
+                  .replace("{known}", f"\nAlready remembered:\n{remembered}" if remembered else "")
+                  .replace("{transcript}", _transcript(turns)))
         request = types.CreateMessageRequest(params=types.CreateMessageRequestParams(
             messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
             max_tokens=1500, temperature=0.0,
@@ -117,4 +127,4 @@ class SamplingDistiller:
         text = content.text if isinstance(content, types.TextContent) else None
         if text is None:
             raise DistillFailed("the model answered without text")
-        return parse_distillation(text, max_items)
+        return parse_distillation(text, max_items, {e.id for e in listed})

@@ -180,6 +180,11 @@ def _m010_four_digit_years(conn: sqlite3.Connection) -> None:
                      f"WHERE instr({column}, '-') BETWEEN 2 AND 4")
 
 
+def _m011_superseded(conn: sqlite3.Connection) -> None:
+    # A fact a later fact changed stays (listable, readable, audited) but leaves retrieval.
+    conn.execute("ALTER TABLE entries ADD COLUMN superseded_by TEXT")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -191,6 +196,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("008_sessions", _m008_sessions),
     ("009_entry_vectors", _m009_entry_vectors),
     ("010_four_digit_years", _m010_four_digit_years),
+    ("011_superseded", _m011_superseded),
 )
 
 

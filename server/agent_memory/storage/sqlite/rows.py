@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
@@ -10,7 +11,7 @@ from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
     "confidence", "layer", "created_at", "updated_at", "expires_at", "version", "etag", "conflict",
-    "conflict_of", "session_id", "promoted_from", "compacted",
+    "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by",
 )
 SELECT_ENTRY = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
 INSERT_ENTRY = (
@@ -19,7 +20,7 @@ INSERT_ENTRY = (
 )
 UPDATE_ENTRY = (
     "UPDATE entries SET content = ?, tags = ?, priority = ?, confidence = ?, layer = ?, "
-    "expires_at = ?, updated_at = ?, version = version + 1, etag = ? "
+    "expires_at = ?, updated_at = ?, superseded_by = ?, version = version + 1, etag = ? "
     "WHERE id = ? AND etag = ? AND version = ?"
 )
 
@@ -30,7 +31,7 @@ def entry_params(entry: Entry) -> tuple[object, ...]:
         json.dumps(list(entry.tags)), entry.priority.value, entry.source.value, entry.confidence,
         entry.layer.value, entry.created_at, entry.updated_at, entry.expires_at, entry.version,
         entry.etag, int(entry.conflict), entry.conflict_of, entry.session_id, entry.promoted_from,
-        int(entry.compacted),
+        int(entry.compacted), entry.superseded_by,
     )
 
 
@@ -38,7 +39,7 @@ def update_params(entry: Entry, expected_etag: str) -> tuple[object, ...]:
     """`entry` is the new state; its version must be the stored version + 1 (checked in SQL)."""
     return (
         entry.content, json.dumps(list(entry.tags)), entry.priority.value, entry.confidence,
-        entry.layer.value, entry.expires_at, entry.updated_at, entry.etag,
+        entry.layer.value, entry.expires_at, entry.updated_at, entry.superseded_by, entry.etag,
         entry.id, expected_etag, entry.version - 1,
     )
 
@@ -53,27 +54,27 @@ def row_to_entry(row: tuple[Any, ...]) -> Entry:
     """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
     (entry_id, scope, namespace, team, owner, content, tags, priority, source, confidence, layer,
      created_at, updated_at, expires_at, version, etag, conflict, conflict_of, session_id, promoted_from,
-     compacted) = row
-    return Entry(
-        id=entry_id,
-        scope=_SCOPES[scope],
-        namespace=namespace,
-        team=team,
-        owner_agent_id=owner,
-        content=content,
-        tags=tuple(json.loads(tags)) if tags != "[]" else (),
-        priority=_PRIORITIES[priority],
-        source=_SOURCES[source],
-        confidence=confidence,
-        layer=_LAYERS[layer],
-        created_at=created_at,
-        updated_at=updated_at,
-        expires_at=expires_at,
-        version=version,
-        etag=etag,
-        conflict=bool(conflict),
-        conflict_of=conflict_of,
-        session_id=session_id,
-        promoted_from=promoted_from,
-        compacted=bool(compacted),
-    )
+     compacted, superseded_by) = row
+    return _entry((
+        entry_id, _SCOPES[scope], namespace, team, owner, content,
+        tuple(json.loads(tags)) if tags != "[]" else (), _PRIORITIES[priority], _SOURCES[source], confidence,
+        _LAYERS[layer], created_at, updated_at, expires_at, version, etag, bool(conflict), conflict_of, session_id,
+        promoted_from, bool(compacted), superseded_by,
+    ))
+
+
+# A frozen dataclass's __init__ sets each field through object.__setattr__; filling its slots
+# directly builds the same Entry about twice as fast (retrieval builds hundreds per call). Only
+# when the columns are exactly Entry's fields, else through __init__.
+_SLOTS = (tuple(getattr(Entry, name).__set__ for name in ENTRY_COLUMNS)
+          if {f.name for f in fields(Entry)} == set(ENTRY_COLUMNS) and not hasattr(Entry, "__post_init__") else None)
+
+
+def _entry(values: tuple[Any, ...]) -> Entry:
+    """An Entry from its field values in ENTRY_COLUMNS order."""
+    if _SLOTS is None:
+        return Entry(**dict(zip(ENTRY_COLUMNS, values, strict=True)))
+    entry = object.__new__(Entry)
+    for put, value in zip(_SLOTS, values, strict=True):
+        put(entry, value)
+    return entry

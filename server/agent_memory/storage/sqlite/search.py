@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
 
 from agent_memory.core.models import Entry
 from agent_memory.core.query_terms import fts_query
 from agent_memory.core.retrieval_ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
-from agent_memory.storage.sqlite.bm25 import QueryStemmer, rescore, selective_terms
+from agent_memory.storage.sqlite.bm25 import QueryStemmer, entry_count, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.matches import BestMatches
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.sqlite.visibility import area_clause
 
@@ -27,6 +30,14 @@ def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: Candida
              "(e.expires_at IS NULL OR e.expires_at > ?)"]
     params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]
     params += [*readable_params, f.now]
+    if not f.include_superseded:
+        where.append("e.superseded_by IS NULL")
+    if f.since is not None:
+        where.append("+e.created_at >= ?")
+        params.append(f.since)
+    if f.until is not None:
+        where.append("+e.created_at < ?")
+        params.append(f.until)
     if f.layers:
         where.append(f"e.layer IN ({', '.join('?' for _ in f.layers)})")
         params += [layer.value for layer in f.layers]
@@ -40,47 +51,67 @@ def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: Candida
     return " AND ".join(where), params
 
 
+def _partitions(conn: sqlite3.Connection, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
+    where, params = area_clause(areas, owners=False)
+    rows = conn.execute(f"SELECT scope, namespace FROM partitions WHERE {where}", params).fetchall()
+    partitions = [Partition(scope, namespace) for scope, namespace in rows]
+    if namespaces:
+        partitions = [p for p in partitions if p.namespace in namespaces]
+    return partitions
+
+
 class SqliteRetrievalStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._stemmer = QueryStemmer()
+        self._best = BestMatches()
 
     async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-        if not areas:
-            return []
-        where, params = area_clause(areas, owners=False)
-        sql = f"SELECT scope, namespace FROM partitions WHERE {where}"
-        async with self._db.reading() as conn:
-            rows = await conn.execute_fetchall(sql, params)
-        partitions = [Partition(scope, namespace) for scope, namespace in rows]
-        if namespaces:
-            partitions = [p for p in partitions if p.namespace in namespaces]
-        return partitions
+        return await self._db.read(lambda conn: _partitions(conn, areas, namespaces)) if areas else []
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
         if not terms:
             return []
-        where, params = _visibility(partitions, areas, filters)
-        sql = (f"SELECT {COLUMNS}, e.rowid FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-               f"WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts, 1.0, 0.5) LIMIT ?")
+        search = self._search(terms, areas, filters, limit)
+        return await self._db.read(lambda conn: search(conn, partitions))
+
+    async def readable_keyword_candidates(self, terms: list[str], areas: tuple[Area, ...], namespaces: tuple[str, ...],
+                                          filters: CandidateFilter, limit: int
+                                          ) -> tuple[list[Partition], list[tuple[Entry, int, float, float]]]:
+        """`readable_partitions`, then `keyword_candidates` over them, in one read."""
+        if not areas:
+            return [], []
+        search = self._search(terms, areas, filters, limit)
+
+        def read(conn: sqlite3.Connection) -> tuple[list[Partition], list[tuple[Entry, int, float, float]]]:
+            partitions = _partitions(conn, areas, namespaces)
+            return partitions, search(conn, partitions) if partitions and terms else []
+
+        return await self._db.read(read)
+
+    def _search(self, terms: list[str], areas: tuple[Area, ...], filters: CandidateFilter, limit: int
+                ) -> Callable[[sqlite3.Connection, list[Partition]], list[tuple[Entry, int, float, float]]]:
         stems = self._stemmer.terms(terms)
         width = len(ENTRY_COLUMNS)
 
-        def search(conn: sqlite3.Connection) -> list[tuple[Entry, int, float, float]]:
-            match = fts_query(selective_terms(conn, terms, self._stemmer))
-            rows = conn.execute(sql, [match, *params, limit]).fetchall()
-            scores = rescore(conn, stems, [int(row[width]) for row in rows])
+        def search(conn: sqlite3.Connection, partitions: list[Partition]) -> list[tuple[Entry, int, float, float]]:
+            where, params = _visibility(partitions, areas, filters)
+            key = (tuple(partitions), areas, replace(filters, now=""))
+            total = entry_count(conn)
+            match = fts_query(selective_terms(conn, terms, self._stemmer, total=total))
+            rows = self._best(conn, match, where, params, limit, key)
+            scores = rescore(conn, stems, [int(row[width]) for row in rows], self._stemmer, total=total)
             return [(row_to_entry(row[:width]), int(row[width]), *scores.get(int(row[width]), (0.0, 0.0)))
                     for row in rows]
 
-        return await self._db.read(search)
+        return search
 
     async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:
         if not terms or not seqs:
             return {}
         stems = self._stemmer.terms(terms)
-        return await self._db.read(lambda conn: rescore(conn, stems, seqs))
+        return await self._db.read(lambda conn: rescore(conn, stems, seqs, self._stemmer))
 
     async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                               filters: CandidateFilter) -> list[tuple[Entry, int]]:
@@ -93,6 +124,24 @@ class SqliteRetrievalStore:
             rows = await conn.execute_fetchall(sql, [*entry_ids, *params])
         width = len(ENTRY_COLUMNS)
         return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
+
+    async def visible_scored(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
+                             filters: CandidateFilter, terms: list[str]
+                             ) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
+        """`visible_entries`, and `keyword_scores` of those (none without terms), in one read."""
+        if not entry_ids:
+            return [], {}
+        where, params = _visibility(partitions, areas, filters)
+        marks = ", ".join("?" for _ in entry_ids)
+        sql = f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE e.id IN ({marks}) AND {where}"
+        stems = self._stemmer.terms(terms) if terms else []
+        width = len(ENTRY_COLUMNS)
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
+            found = [(row_to_entry(row[:width]), int(row[width])) for row in conn.execute(sql, [*entry_ids, *params])]
+            return found, rescore(conn, stems, [seq for _, seq in found], self._stemmer)
+
+        return await self._db.read(read)
 
     async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
                               limit: int) -> tuple[list[tuple[Entry, int]], int]:

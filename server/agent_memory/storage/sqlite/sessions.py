@@ -5,6 +5,9 @@ that agent owns in that team count (the same rule as reading agent-scope memory)
 
 from __future__ import annotations
 
+import json
+import re
+
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import Mark, SessionKey, SessionRef
 from agent_memory.core.visibility import session_area
@@ -15,6 +18,9 @@ from agent_memory.storage.sqlite.visibility import area_clause
 _COLUMNS = ", ".join(ENTRY_COLUMNS)
 # A session's turns: its session-layer entries that are not compaction summaries or conflicts.
 _TURN = "session_id = ? AND layer = 'session' AND source != 'reflection' AND conflict = 0"
+# Its compaction summaries (those naming the turns they cover carry a `turns:` tag).
+_SUMMARY = "session_id = ? AND layer = 'session' AND source = 'reflection'"
+_NUMBER = re.compile(r"\d+")
 
 
 def _mine(agent_id: str, team: str) -> tuple[str, list[object]]:
@@ -49,6 +55,21 @@ class SqliteSessionStore(SqliteEntryRepository):
                 f"SELECT COALESCE(SUM(length(content)), 0) FROM entries WHERE {turns} AND compacted = 0", params))
         return int(rows[0][0])
 
+    async def compacted_through(self, key: SessionKey) -> int:
+        turns, params = _turns(key)
+        mine, mine_params = _mine(key.agent_id, key.team)
+        async with self._db.reading() as conn:
+            counted = list(await conn.execute_fetchall(
+                f"SELECT COUNT(*) FROM entries WHERE {turns} AND compacted = 1", params))
+            summaries = await conn.execute_fetchall(f"SELECT tags FROM entries WHERE {mine} AND {_SUMMARY}",
+                                                    [*mine_params, key.session_id])
+        highest = int(counted[0][0])
+        for (tags,) in summaries:
+            for tag in json.loads(tags):
+                if tag.startswith("turns:"):
+                    highest = max([highest, *(int(n) for n in _NUMBER.findall(tag))])
+        return highest
+
     async def reflection_mark(self, key: SessionKey) -> Mark:
         async with self._db.reading() as conn:
             rows = list(await conn.execute_fetchall(
@@ -61,7 +82,8 @@ class SqliteSessionStore(SqliteEntryRepository):
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(
                 f"SELECT {_COLUMNS} FROM entries WHERE {mine} AND source = 'reflection' "
-                "AND layer IN ('long_term', 'meta') AND conflict = 0 ORDER BY updated_at DESC LIMIT 5000", params)
+                "AND layer IN ('long_term', 'meta') AND conflict = 0 AND superseded_by IS NULL "
+                "ORDER BY updated_at DESC LIMIT 5000", params)
         return [row_to_entry(row) for row in rows]
 
     async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:

@@ -164,10 +164,9 @@ class ChromaIndex:
             collection = self._collection(name, create=False)
             if collection is None:
                 continue
-            count = collection.count()
-            if count == 0:
-                continue
-            result = collection.query(query_embeddings=[vector], n_results=min(k, count), include=["distances"])
+            # No count() first (it costs as much as the search): Chroma returns at most what it
+            # holds, an empty collection nothing.
+            result = collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
             hits.extend((i, 1.0 - d) for i, d in zip(result["ids"][0], result["distances"][0], strict=True))
         hits.sort(key=lambda hit: hit[1], reverse=True)
         return hits[:k]

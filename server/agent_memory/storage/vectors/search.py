@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import structlog
 
 from agent_memory.core.models import Entry
+from agent_memory.core.reflection import MeaningUnavailable
 from agent_memory.core.retrieval_ports import Partition, SemanticUnavailable
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors import outbox
@@ -87,6 +88,25 @@ class VectorSearch:
             self._fresh.pop(next(iter(self._fresh)))
         return found
 
+    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
+        """For reflection's consolidation: the cosine of each text to each entry, by the model
+        loaded in this process (never waiting for it). Entries' vectors come from SQLite's copy
+        where indexed, else are embedded now (and kept, as for `fresh_similarities`).
+        Raises SemanticUnavailable while the model is not loaded here."""
+        if self._embedder is None:
+            raise SemanticUnavailable(self._problem or "the embedding model is not loaded in this process")
+        embedder = self._embedder
+        vectors = await self._search(lambda: embedder.embed_array(texts))
+        stored = dict(await outbox.stored_vectors(self._db, [e.id for e in entries])) if entries else {}
+        out = []
+        for vector in vectors:
+            found = outbox.cosine(vector.tolist(), list(stored.items()))
+            missing = [e for e in entries if e.id not in found]
+            if missing:
+                found.update(await self.fresh_similarities(vector.tolist(), missing))
+            out.append(found)
+        return out
+
     async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
                             ) -> tuple[list[tuple[str, float]], list[float]]:
         def search() -> tuple[list[tuple[str, float]], list[float]]:
@@ -128,3 +148,16 @@ class VectorSearch:
     async def _query_call(self, fn: Callable[[], T]) -> T:
         # Queries get their own thread so they never wait behind an indexing batch.
         return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)
+
+
+class VectorMeaning:
+    """Reflection's `Meaning` port on the vector runtime."""
+
+    def __init__(self, vectors: VectorSearch) -> None:
+        self._vectors = vectors
+
+    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
+        try:
+            return await self._vectors.cosines(texts, entries)
+        except SemanticUnavailable as exc:
+            raise MeaningUnavailable(str(exc)) from None
