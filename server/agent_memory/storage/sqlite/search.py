@@ -152,10 +152,15 @@ class SqliteRetrievalStore:
         where, params = _visibility(partitions, areas, filters)
         waiting = "e.id IN (SELECT entry_id FROM vector_outbox WHERE op = 'upsert')"
         async with self._db.reading() as conn:
-            total = list(await conn.execute_fetchall(
-                f"SELECT COUNT(*) FROM entries e WHERE {waiting} AND {where}", params))[0][0]
-            rows = await conn.execute_fetchall(
-                f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE {waiting} AND {where} ORDER BY e.rowid DESC LIMIT ?",
-                [*params, limit]) if total and limit else []
+            if not limit:
+                total = list(await conn.execute_fetchall(
+                    f"SELECT COUNT(*) FROM entries e WHERE {waiting} AND {where}", params))[0][0]
+                return [], int(total)
+            # One statement, so the count and the rows are one snapshot: the indexer may apply the
+            # outbox between two statements (a count of 1 with no rows once read as "not covered").
+            rows = list(await conn.execute_fetchall(
+                f"SELECT {COLUMNS}, e.rowid, COUNT(*) OVER () FROM entries e WHERE {waiting} AND {where} "
+                f"ORDER BY e.rowid DESC LIMIT ?", [*params, limit]))
         width = len(ENTRY_COLUMNS)
-        return [(row_to_entry(row[:width]), int(row[width])) for row in rows], int(total)
+        total = int(rows[0][width + 1]) if rows else 0
+        return [(row_to_entry(row[:width]), int(row[width])) for row in rows], total
