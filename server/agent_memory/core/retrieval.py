@@ -19,13 +19,12 @@ from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknow
 from agent_memory.core.ranking import Candidate, RankWeights, rank
 from agent_memory.core.retrieval_ports import (
     CandidateFilter,
-    Partition,
     RetrievalStore,
     SemanticIndex,
     SemanticUnavailable,
 )
 from agent_memory.core.rules import check_tags, date_range
-from agent_memory.core.visibility import Area, can_read, readable_areas
+from agent_memory.core.visibility import can_read, readable_areas
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +171,10 @@ class RetrievalService:
             stages["keyword"], stages["semantic"] = _ms(mark), 0.0
             semantic_hits = None
         else:
-            partitions = await self._store.readable_partitions(areas, request.namespaces)
+            # The entries still waiting for the vector index are read before the index is asked:
+            # one applied meanwhile is then in the index for `nearest`, so none falls between.
+            partitions, pending = await self._store.partitions_and_pending(
+                areas, request.namespaces, filters, self._settings.inline_embed_max)
             # The two searches run side by side (SQLite and the vector index work on their own threads).
             keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
         if request.mode == "semantic" and semantic_hits is None:
@@ -198,7 +200,7 @@ class RetrievalService:
                     return {}
 
             async def fresh() -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
-                return await self._fresh(vector, partitions, areas, filters)
+                return await self._fresh(vector, pending)
 
             async def visible() -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
                 # Their keyword scores come in the same read (one trip to the database thread).
@@ -255,12 +257,12 @@ class RetrievalService:
         return result
 
 
-    async def _fresh(self, vector: list[float], partitions: list[Partition], areas: tuple[Area, ...],
-                     filters: CandidateFilter) -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
-        """Read-your-writes by meaning: the entries still waiting for the vector index, embedded now
-        (the newest `inline_embed_max`); returns them, their cosine, and how many are left over."""
-        waiting, total = await self._store.pending_entries(partitions, areas, filters,
-                                                           self._settings.inline_embed_max)
+    async def _fresh(self, vector: list[float], pending: tuple[list[tuple[Entry, int]], int]
+                     ) -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
+        """Read-your-writes by meaning: the entries that were waiting for the vector index when the
+        call began, embedded now (the newest `inline_embed_max`); returns them, their cosine, and
+        how many are left over."""
+        waiting, total = pending
         if not waiting or self._semantic is None:
             return waiting, {}, total
         try:

@@ -32,10 +32,6 @@ class CandidateFilter:
 
 
 class RetrievalStore(Protocol):
-    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-        """The (scope, namespace)s holding entries inside `areas` (only those in `namespaces`, if any)."""
-        ...
-
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
         """(entry, sequence number, BM25 score (higher is better), keyword coverage 0..1) for
@@ -49,19 +45,10 @@ class RetrievalStore(Protocol):
         """`readable_partitions` and `keyword_candidates` over them, together."""
         ...
 
-    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                              filters: CandidateFilter) -> list[tuple[Entry, int]]: ...
-
-    async def visible_scored(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                             filters: CandidateFilter, terms: list[str]
-                             ) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
-        """`visible_entries`, and the `keyword_scores` of those entries for `terms`, together."""
-        ...
-
-    async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
-                              limit: int) -> tuple[list[tuple[Entry, int]], int]:
-        """Visible entries written but not yet in the vector index (newest first, at most `limit`),
-        and how many there are in all."""
+    async def partitions_and_pending(self, areas: tuple[Area, ...], namespaces: tuple[str, ...],
+                                     filters: CandidateFilter, limit: int
+                                     ) -> tuple[list[Partition], tuple[list[tuple[Entry, int]], int]]:
+        """`readable_partitions` and `pending_entries` in them, from one snapshot."""
         ...
 
     async def keyword_scores(self, terms: list[str], seqs: list[int]) -> dict[int, tuple[float, float]]:

@@ -60,14 +60,27 @@ def _partitions(conn: sqlite3.Connection, areas: tuple[Area, ...], namespaces: t
     return partitions
 
 
+def _pending(conn: sqlite3.Connection, partitions: list[Partition], areas: tuple[Area, ...],
+             filters: CandidateFilter, limit: int) -> tuple[list[tuple[Entry, int]], int]:
+    where, params = _visibility(partitions, areas, filters)
+    waiting = "e.id IN (SELECT entry_id FROM vector_outbox WHERE op = 'upsert')"
+    if not limit:
+        return [], int(conn.execute(f"SELECT COUNT(*) FROM entries e WHERE {waiting} AND {where}", params)
+                       .fetchone()[0])
+    # One statement, so the count and the rows are one snapshot: the indexer may apply the outbox
+    # between two statements (a count of 1 with no rows once read as "not covered").
+    rows = conn.execute(f"SELECT {COLUMNS}, e.rowid, COUNT(*) OVER () FROM entries e WHERE {waiting} AND {where} "
+                        f"ORDER BY e.rowid DESC LIMIT ?", [*params, limit]).fetchall()
+    width = len(ENTRY_COLUMNS)
+    total = int(rows[0][width + 1]) if rows else 0
+    return [(row_to_entry(row[:width]), int(row[width])) for row in rows], total
+
+
 class SqliteRetrievalStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._stemmer = QueryStemmer()
         self._best = BestMatches()
-
-    async def readable_partitions(self, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-        return await self._db.read(lambda conn: _partitions(conn, areas, namespaces)) if areas else []
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                                  filters: CandidateFilter, limit: int) -> list[tuple[Entry, int, float, float]]:
@@ -113,18 +126,6 @@ class SqliteRetrievalStore:
         stems = self._stemmer.terms(terms)
         return await self._db.read(lambda conn: rescore(conn, stems, seqs, self._stemmer))
 
-    async def visible_entries(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
-                              filters: CandidateFilter) -> list[tuple[Entry, int]]:
-        if not entry_ids:
-            return []
-        where, params = _visibility(partitions, areas, filters)
-        marks = ", ".join("?" for _ in entry_ids)
-        sql = f"SELECT {COLUMNS}, e.rowid FROM entries e WHERE e.id IN ({marks}) AND {where}"
-        async with self._db.reading() as conn:
-            rows = await conn.execute_fetchall(sql, [*entry_ids, *params])
-        width = len(ENTRY_COLUMNS)
-        return [(row_to_entry(row[:width]), int(row[width])) for row in rows]
-
     async def visible_scored(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                              filters: CandidateFilter, terms: list[str]
                              ) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
@@ -143,24 +144,15 @@ class SqliteRetrievalStore:
 
         return await self._db.read(read)
 
-    async def pending_entries(self, partitions: list[Partition], areas: tuple[Area, ...], filters: CandidateFilter,
-                              limit: int) -> tuple[list[tuple[Entry, int]], int]:
-        """Visible entries whose vector is still waiting in the outbox (newest first, at most
-        `limit`), and how many there are in all."""
-        if not partitions:
-            return [], 0
-        where, params = _visibility(partitions, areas, filters)
-        waiting = "e.id IN (SELECT entry_id FROM vector_outbox WHERE op = 'upsert')"
-        async with self._db.reading() as conn:
-            if not limit:
-                total = list(await conn.execute_fetchall(
-                    f"SELECT COUNT(*) FROM entries e WHERE {waiting} AND {where}", params))[0][0]
-                return [], int(total)
-            # One statement, so the count and the rows are one snapshot: the indexer may apply the
-            # outbox between two statements (a count of 1 with no rows once read as "not covered").
-            rows = list(await conn.execute_fetchall(
-                f"SELECT {COLUMNS}, e.rowid, COUNT(*) OVER () FROM entries e WHERE {waiting} AND {where} "
-                f"ORDER BY e.rowid DESC LIMIT ?", [*params, limit]))
-        width = len(ENTRY_COLUMNS)
-        total = int(rows[0][width + 1]) if rows else 0
-        return [(row_to_entry(row[:width]), int(row[width])) for row in rows], total
+    async def partitions_and_pending(self, areas: tuple[Area, ...], namespaces: tuple[str, ...],
+                                     filters: CandidateFilter, limit: int
+                                     ) -> tuple[list[Partition], tuple[list[tuple[Entry, int]], int]]:
+        """`readable_partitions`, then `pending_entries` in them, in one read."""
+        if not areas:
+            return [], ([], 0)
+
+        def read(conn: sqlite3.Connection) -> tuple[list[Partition], tuple[list[tuple[Entry, int]], int]]:
+            partitions = _partitions(conn, areas, namespaces)
+            return partitions, _pending(conn, partitions, areas, filters, limit) if partitions else ([], 0)
+
+        return await self._db.read(read)
