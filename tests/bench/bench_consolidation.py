@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 from agent_memory.core import consolidation
-from agent_memory.core.consolidation import Candidate, judge, word_overlap
+from agent_memory.core.consolidation import Candidate, judge
+from agent_memory.core.context import word_overlap
 from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "consolidation_pairs.jsonl"

@@ -33,7 +33,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,10 +43,12 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: its tests package
+from tests.npm_cache import node_script  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1].parent / "shared" / "data" / "locomo" / "dev"
 REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
-CACHE = Path(os.environ.get("AGENT_MEMORY_TEST_CACHE", Path.home() / ".cache" / "agent-memory-tests"))
 REFERENCE_ENTRY = "node_modules/@modelcontextprotocol/server-memory/dist/index.js"
 REFERENCE_BATCH = 100
 MODES = ("keyword", "hybrid")
@@ -84,22 +85,7 @@ def spread(values: list[float]) -> str:
 
 def reference_command() -> tuple[list[str] | None, str]:
     """[node, script] of the reference server (installed on first use), or None and why not."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        return None, "node and npm are not installed on this machine"
-    home = CACHE / ("server-memory-" + REFERENCE.rsplit("@", 1)[1])
-    script = home / REFERENCE_ENTRY
-    if not script.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        try:
-            done = subprocess.run([npm, "install", "--prefix", str(home), "--no-audit", "--no-fund",
-                                   "--loglevel=error", REFERENCE], capture_output=True, text=True, timeout=300)
-        except subprocess.TimeoutExpired:
-            return None, f"npm install {REFERENCE} took over 300 s (registry unreachable?)"
-        if done.returncode != 0 or not script.exists():
-            why = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
-            return None, f"npm could not install {REFERENCE}: {why}"
-    return [node, str(script)], ""
+    return node_script(REFERENCE, REFERENCE_ENTRY)
 
 
 async def start_reference(stack: AsyncExitStack, command: list[str], size: int, items: list[str]) -> Client:

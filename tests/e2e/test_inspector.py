@@ -7,38 +7,24 @@ says why (pytest prints skip reasons: `-rs` is in the configured options)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.servers import agent_memory_command, http_server, token
+from tests.npm_cache import node_script
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # runs on Node 20 (an engine warning only)
-CACHE = Path(os.environ.get("AGENT_MEMORY_TEST_CACHE", Path.home() / ".cache" / "agent-memory-tests"))
 ENTRY = "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 
 @pytest.fixture(scope="module")
 def inspector() -> list[str]:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("MCP Inspector test skipped: node and npm are not installed on this machine")
-    home = CACHE / "inspector-2.12.0"
-    script = home / ENTRY
-    if not script.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        try:
-            done = subprocess.run([npm, "install", "--prefix", str(home), "--no-audit", "--no-fund",
-                                   "--loglevel=error", INSPECTOR], capture_output=True, text=True, timeout=300)
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"MCP Inspector test skipped: npm install {INSPECTOR} took over 300 s (registry unreachable?)")
-        if done.returncode != 0 or not script.exists():
-            why = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
-            pytest.skip(f"MCP Inspector test skipped: npm could not install {INSPECTOR}: {why}")
-    return [node, str(script), "--cli"]
+    command, why = node_script(INSPECTOR, ENTRY)
+    if command is None:
+        pytest.skip(f"MCP Inspector test skipped: {why}")
+    return [*command, "--cli"]
 
 
 def _run(command: list[str]) -> dict:

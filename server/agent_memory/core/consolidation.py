@@ -159,11 +159,6 @@ def subject_overlap(a: str, b: str) -> float:
     return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
 
 
-def word_overlap(a: str, b: str) -> float:
-    sa, sb = set(fingerprint(a).split()), set(fingerprint(b).split())
-    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
-
-
 def judge(text: str, candidates: Sequence[Candidate], *, by_meaning: bool,
           same_meaning: float = SAME_MEANING, same_subject: float = SAME_SUBJECT) -> Verdict:
     """How `text` relates to the existing statements (most similar first is not required)."""

@@ -24,6 +24,15 @@ def near_duplicate(a: str, b: str, threshold: float = 0.9) -> bool:
     return _similar(_shape(a), _shape(b), threshold)
 
 
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' normalised words (0 when either has none)."""
+    return _jaccard(_shape(a)[1], _shape(b)[1])
+
+
+def _jaccard(sa: set[str], sb: set[str]) -> float:
+    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+
 def _shape(text: str) -> tuple[str, set[str]]:
     fa = fingerprint(text)
     return fa, set(fa.split())
@@ -38,7 +47,7 @@ def _similar(a: tuple[str, set[str]], b: tuple[str, set[str]], threshold: float)
     small, large = sorted((len(sa), len(sb)))
     if small / large < threshold:  # the overlap can be no larger than the smaller set: never similar
         return False
-    return len(sa & sb) / len(sa | sb) >= threshold
+    return _jaccard(sa, sb) >= threshold
 
 
 def distinct(items: Iterable[T], text: Callable[[T], str], limit: int, threshold: float = 0.9) -> list[T]:

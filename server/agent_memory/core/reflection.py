@@ -26,8 +26,8 @@ from typing import Protocol
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
-from agent_memory.core.consolidation import Candidate, clean_statement, judge, word_overlap
-from agent_memory.core.context import near_duplicate
+from agent_memory.core.consolidation import Candidate, clean_statement, judge
+from agent_memory.core.context import near_duplicate, word_overlap
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.extract import Insight, Turn, extract
 from agent_memory.core.ids import new_entry_id, new_etag, new_request_id

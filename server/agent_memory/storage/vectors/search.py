@@ -97,10 +97,10 @@ class VectorSearch:
             raise SemanticUnavailable(self._problem or "the embedding model is not loaded in this process")
         embedder = self._embedder
         vectors = await self._search(lambda: embedder.embed_array(texts))
-        stored = dict(await outbox.stored_vectors(self._db, [e.id for e in entries])) if entries else {}
+        stored = await outbox.stored_vectors(self._db, [e.id for e in entries]) if entries else []
         out = []
         for vector in vectors:
-            found = outbox.cosine(vector.tolist(), list(stored.items()))
+            found = outbox.cosine(vector.tolist(), stored)
             missing = [e for e in entries if e.id not in found]
             if missing:
                 found.update(await self.fresh_similarities(vector.tolist(), missing))
