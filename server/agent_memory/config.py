@@ -152,9 +152,9 @@ class Settings:
                                               "Candidates taken from each of keyword and semantic search")
     rank_weight_keyword: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised BM25")
     rank_weight_semantic: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised cosine")
-    rank_name_boost: float = _setting(0.15, _float_between(0, 10),
+    rank_name_boost: float = _setting(0.25, _float_between(0, 10),
                                       "Ranking: bonus for mentioning the names the query mentions")
-    rank_neighbor_weight: float = _setting(0.25, _float_between(0, 10),
+    rank_neighbor_weight: float = _setting(0.35, _float_between(0, 10),
                                            "Ranking: share of the best neighbour's relevance added (entries "
                                            "written in sequence by the same owner)")
     rank_weight_recency: float = _setting(0.05, _float_between(0, 10), "Ranking: weight of recency")

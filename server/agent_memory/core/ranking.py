@@ -12,14 +12,18 @@ from agent_memory.core.models import Entry, Priority, Scope
 
 PRIORITY_VALUE = {Priority.LOW: 0.0, Priority.MEDIUM: 0.5, Priority.HIGH: 1.0}
 SCOPE_VALUE = {Scope.AGENT: 1.0, Scope.TEAM: 0.5, Scope.GLOBAL: 0.0}
+SPEAKER_MAX_CHARS = 40  # a transcript line's "Name:" prefix is at most this long
+MENTION_SHARE = 0.5  # a name only mentioned, against one who speaks (see `_mentions`)
+NEIGHBOR_REACH = 2  # entries written just before or after, up to this many places away
+NEIGHBOR_DECAY = 0.5  # each place further away counts this much less
 
 
 @dataclass(frozen=True, slots=True)
 class RankWeights:
     keyword: float = 0.5
     semantic: float = 0.5
-    name_boost: float = 0.15
-    neighbor: float = 0.25
+    name_boost: float = 0.25
+    neighbor: float = 0.35
     recency: float = 0.05
     priority: float = 0.03
     confidence: float = 0.03
@@ -61,14 +65,29 @@ def _min_max(values: dict[str, float]) -> dict[str, float]:
     return {k: (v - low) / (high - low) for k, v in values.items()} if high > low else {k: 1.0 for k in values}
 
 
+def _speaker(content: str) -> str | None:
+    """Who said it, when the memory is a transcript line ("Caroline: I went ..."): the short
+    text before the first colon, if it is a name-like word or two; else None."""
+    head, colon, _ = content[:SPEAKER_MAX_CHARS + 1].partition(":")
+    if not colon or not head or len(head.split()) > 2 or not head[0].isupper():
+        return None
+    return head.strip()
+
+
 def _mentions(content: str, patterns: list[tuple[str, re.Pattern[str]]]) -> float:
+    """The share of the query's names the memory is about: a name counts fully when its bearer
+    is the speaker of a transcript line ("Caroline: I went ..." is about Caroline, in the first
+    person), `MENTION_SHARE` when it is only mentioned (another speaker talking to or about them)."""
     if not patterns:
         return 0.0
-    hits = 0
+    speaker = _speaker(content)
+    hits = 0.0
     for name, pattern in patterns:
+        if name == speaker:
+            hits += 1.0
         # A name that is not even a substring cannot match its word-bounded pattern: skip the regex.
-        if name in content and pattern.search(content):
-            hits += 1
+        elif name in content and pattern.search(content):
+            hits += MENTION_SHARE
     return hits / len(patterns)
 
 
@@ -94,12 +113,15 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
     ln2 = math.log(2)
     for i, c in enumerate(candidates):
         e = c.entry
-        before = position.get((e.owner_agent_id, e.scope, e.namespace, c.seq - 1))
-        after = position.get((e.owner_agent_id, e.scope, e.namespace, c.seq + 1))
-        if before is None:
-            neighbour = 0.0 if after is None else relevance[after]
-        else:
-            neighbour = relevance[before] if after is None else max(relevance[before], relevance[after])
+        # The best relevance among the entries written around it in the same partition (the
+        # turns of a conversation around the one that answers), fading with distance.
+        neighbour = 0.0
+        for distance in range(1, NEIGHBOR_REACH + 1):
+            fade = NEIGHBOR_DECAY ** (distance - 1)
+            for seq in (c.seq - distance, c.seq + distance):
+                j = position.get((e.owner_agent_id, e.scope, e.namespace, seq))
+                if j is not None:
+                    neighbour = max(neighbour, relevance[j] * fade)
         own = relevance[i]
         smoothed = own + weights.neighbor * neighbour
         recency = weights.recency * math.exp(-max(0.0, now_epoch - _epoch(e.updated_at)) * ln2 / half_life)
