@@ -10,6 +10,7 @@ from datetime import datetime
 import structlog
 
 from agent_memory.config import Settings
+from agent_memory.core.browse import BrowseService
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
@@ -24,6 +25,7 @@ from agent_memory.core.rules import Limits
 from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.jobs import BackgroundJobs
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.sqlite.browse import SqliteBrowseStore
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate, read_meta
@@ -53,6 +55,7 @@ class App:
     pruner: PruneService
     jobs: BackgroundJobs
     metrics: Metrics
+    browse: BrowseService  # the memory console's list across every readable area
 
 
 def rank_weights(settings: Settings) -> RankWeights:
@@ -156,4 +159,5 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
-                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics)
+                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
+                  browse=BrowseService(SqliteBrowseStore(db), audit, CursorCodec(bytes.fromhex(secret)), utc_now))

@@ -6,21 +6,49 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from agent_memory import host_setup
 from agent_memory.config import ConfigError, Settings, flag_settings, load_settings, setting_help
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
+
+# The settings each operator command reads; the server's other settings are listed under `serve`.
+STORE = ("data_dir", "sqlite_path", "sqlite_busy_timeout_ms")
+INDEX = ("vector_backend", "chroma_path", "chroma_host", "chroma_port", "chroma_ssl")
+EMBEDDING = ("embedding_model_dir", "embedding_int8_compute")
+RETENTION = ("max_entries_per_namespace", "retention_working_days", "retention_session_days",
+             "retention_long_term_days", "retention_meta_days")
+SETTINGS_NOTE = ("Every setting is also a MEMORY_<NAME> environment variable or a key of the --config file; the "
+                 "README's Configuration table lists them all.")
 
 
-def _add_settings(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="a TOML file of settings (default: $MEMORY_CONFIG, else none)")
+def _add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
+    """`--config` and the flags of the settings `names` (all of them when none are named)."""
+    group = parser.add_argument_group("settings", SETTINGS_NOTE)
+    group.add_argument("--config", help="a TOML file of settings (default: $MEMORY_CONFIG, else none)")
     for name, flags in flag_settings():
-        parser.add_argument(*flags, dest=name, default=None, help=setting_help(name))
+        if not names or name in names:
+            group.add_argument(*flags, dest=name, default=None, metavar="VALUE", help=setting_help(name))
+
+
+DISTRIBUTION = "vsm-agent-memory"  # the name on the package index; the command is agent-memory
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        from agent_memory import __version__
+
+        return __version__
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agent-memory", description="Scoped, permissioned memory for AI agents (MCP)."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the MCP server (stdio unless --http)")
     serve.add_argument("--http", action="store_const", const="http", dest="transport",
@@ -31,20 +59,25 @@ def _parser() -> argparse.ArgumentParser:
     token_commands = token.add_subparsers(dest="token_command", required=True)
     issue = token_commands.add_parser("issue", help="print a signed token for a caller")
     issue.add_argument("--agent-id", dest="token_agent_id", required=True)
-    issue.add_argument("--system-type", dest="token_system_type", required=True, help="sys1..sys5")
-    issue.add_argument("--team", dest="token_team", required=True)
+    issue.add_argument("--system-type", dest="token_system_type", default=None,
+                       help="sys1..sys5 (required, except with --operator: default sys4)")
+    issue.add_argument("--team", dest="token_team", default=None,
+                       help="the caller's team (required, except with --operator: default 'operators')")
+    issue.add_argument("--operator", dest="token_operator", action="store_true",
+                       help="an operator token for the memory console: reads and edits every scope, audited on every "
+                            "use; refused on /mcp")
     issue.add_argument("--skills", dest="token_skills", default=None,
                        help="granted tools, comma-separated (default: all three)")
     issue.add_argument("--ttl", type=int, default=30 * 24 * 3600, help="lifetime in seconds (default 30 days)")
     reindex = commands.add_parser("reindex", help="rebuild the vector index from SQLite (server stopped)")
-    _add_settings(reindex)
+    _add_settings(reindex, *STORE, *INDEX, *EMBEDDING)
     prune = commands.add_parser(
         "prune", help="delete expired entries, entries past their layer's retention and the excess of namespaces "
                       "over their limit (audited)",
         description="Runs the pruner once. Prints one line per entry (id, scope, namespace, reason) on stdout "
                     "and a summary on stderr. Exit codes: 0 done, 1 failed, 2 invalid setting.")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
-    _add_settings(prune)
+    _add_settings(prune, *STORE, *RETENTION)
     erase = commands.add_parser(
         "erase", help="privacy erase: delete a namespace from SQLite and the vector index (audited)",
         description="Deletes every entry of one namespace (with --cascade also every namespace under it, N/...) "
@@ -55,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     erase.add_argument("--cascade", action="store_true", help="also every namespace under it (N/...)")
     erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     erase.add_argument("--dry-run", action="store_true", help="only list what would be erased")
-    _add_settings(erase)
+    _add_settings(erase, *STORE, *INDEX)
     export = commands.add_parser(
         "export", help="write entries as JSON lines (every field, one entry a line)",
         description="Writes entries in the order they were written, one JSON object a line with every field "
@@ -64,17 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--namespace", dest="select_namespace", help="only this namespace")
     export.add_argument("--cascade", action="store_true", help="with --namespace: also every namespace under it")
     export.add_argument("--output", "-o", help="write to this file instead of stdout")
-    _add_settings(export)
-    import_ = commands.add_parser(
-        "import", help="read entries from JSON lines (a file, or stdin), as written by export",
-        description="Checks every line first; a bad line is reported with its line number. By default nothing "
-                    "is imported when any line is bad; --skip-bad imports the good ones. Ids, versions, etags "
-                    "and dates are kept, so export -> import -> export gives the same lines. Progress on stderr. "
-                    "Exit codes: 0 all imported, 1 bad lines (none imported, or some skipped) or failure, "
-                    "2 invalid arguments.")
-    import_.add_argument("file", nargs="?", help="JSON lines file (default: stdin)")
-    import_.add_argument("--skip-bad", action="store_true", help="import the good lines, report and skip the bad")
-    _add_settings(import_)
+    _add_settings(export, *STORE)
+    from agent_memory.importers import command as import_command
+
+    import_ = commands.add_parser("import", help=import_command.HELP, description=import_command.DESCRIPTION)
+    import_command.add_arguments(import_)
+    _add_settings(import_, *STORE, "max_content_chars")
     audit = commands.add_parser(
         "audit", help="print audit rows as JSON lines, oldest first",
         description="Who did what, where, when (never content). Exit codes: 0, 1 on failure, 2 invalid arguments.")
@@ -84,19 +112,28 @@ def _parser() -> argparse.ArgumentParser:
                                         "memory_retrieval, log, compact, reflect, prune, erase, import, ...)")
     audit.add_argument("--outcome", help="only this outcome (ok, denied, ...)")
     audit.add_argument("--limit", type=int, help="at most this many rows")
-    _add_settings(audit)
+    _add_settings(audit, *STORE)
     warnings = commands.add_parser(
         "warnings", help="summarise WARNING and ERROR lines the server logged since the last call",
         description="Reads <data_dir>/logs/agent-memory.log (rotated). Exit codes: 0 none, 1 some were logged, "
                     "2 invalid arguments.")
     warnings.add_argument("--all", action="store_true", help="everything still kept, not only what is new")
     warnings.add_argument("--lines", type=int, default=20, help="how many of the latest lines to show (default 20)")
-    _add_settings(warnings)
+    _add_settings(warnings, "data_dir")
     stats = commands.add_parser(
         "stats", help="entries per scope, layer and namespace, sizes on disk, vector outbox backlog, vector task "
                  "state and set-aside index copies (JSON)",
         description="Exit codes: 0, 1 on failure, 2 invalid setting.")
-    _add_settings(stats)
+    _add_settings(stats, *STORE, *INDEX)
+    host_setup.add_parser(commands)
+    console = commands.add_parser(
+        "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
+        description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory, mints "
+                    "a 12-hour operator token and prints the sign-in URL. Do not run it beside another server on "
+                    "the same data directory: use that server's /console/ instead. Exit codes: 0 stopped, "
+                    "2 invalid setting, 3 port unavailable.")
+    console.add_argument("--open", action="store_true", help="also open the URL in the default browser")
+    _add_settings(console, *STORE, *INDEX, *EMBEDDING, "http_port", "log_level")
     verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
     verify.add_argument("token")
     for sub in (issue, verify):
@@ -115,15 +152,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_memory import cli_commands as commands
 
     options = _parser().parse_args(argv)
+    if options.command == "setup":
+        return host_setup.run(options)
     try:
         settings = _settings(options)
         if options.command == "serve":
-            from agent_memory.serve import serve
+            from agent_memory.serve import PortUnavailable, serve
 
-            serve(settings)
+            try:
+                serve(settings)
+            except PortUnavailable as exc:
+                print(f"agent-memory: {exc}", file=sys.stderr)
+                return EXIT_UNAVAILABLE
             return EXIT_OK
         if options.command == "token":
             return commands.token(options, settings)
+        if options.command == "console":
+            from agent_memory.console.launch import run_console
+
+            return run_console(options, settings)
         return commands.HANDLERS[options.command](options, settings)
     except ConfigError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)

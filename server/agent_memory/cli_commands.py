@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -111,12 +112,19 @@ def token(options: argparse.Namespace, settings: Settings) -> int:
             return EXIT_FAILED
         print(json.dumps(claims.as_dict(), indent=2))
         return EXIT_OK
-    raw: dict[str, object] = {"agent_id": options.token_agent_id, "system_type": options.token_system_type,
-                              "team": options.token_team}
+    operator = options.token_operator
+    raw: dict[str, object] = {"agent_id": options.token_agent_id,
+                              "system_type": options.token_system_type or ("sys4" if operator else None),
+                              "team": options.token_team or ("operators" if operator else None)}
+    for flag, name in (("--system-type", "system_type"), ("--team", "team")):
+        if raw[name] is None:
+            print(f"agent-memory: token issue needs {flag} (or --operator for a console operator token)",
+                  file=sys.stderr)
+            return EXIT_USAGE
     if options.token_skills is not None:
         raw["skills"] = options.token_skills
     try:
-        caller = parse_identity(raw, default_skills=ALL_SKILLS)
+        caller = dataclasses.replace(parse_identity(raw, default_skills=ALL_SKILLS), operator=operator)
         token = issue_token(caller, secret, now=now, ttl_seconds=options.ttl)
     except (Forbidden, ValueError) as exc:
         print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
@@ -175,8 +183,14 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
 def import_(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.importers.command import export_misuse, import_other
     from agent_memory.transfer import ImportReport, import_entries
 
+    if getattr(options, "import_format", "export") != "export":  # notes, markdown, other stores
+        return import_other(options, settings)
+    if misuse := export_misuse(options):
+        print(f"agent-memory: import: {misuse}", file=sys.stderr)
+        return EXIT_USAGE
     _quiet(settings)
     try:
         source = open(options.file, encoding="utf-8") if options.file else sys.stdin  # noqa: SIM115

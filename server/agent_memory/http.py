@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory.core.models import Caller
 from agent_memory.core.tokens import TokenError, verify_token
+from agent_memory.http_public import answer_public, resource_metadata_url
 
 CALLER_STATE_KEY = "agent_memory_caller"
 
@@ -20,8 +21,9 @@ log = structlog.get_logger("agent_memory.http")
 
 
 class BearerAuth:
-    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` signed with the
-    server's secret. A missing, malformed, forged or expired token gets 401 and nothing runs;
+    """ASGI middleware: every HTTP request but `/healthz` and `/.well-known/` (http_public.py) needs
+    `Authorization: Bearer <token>` signed with the server's secret. A missing, malformed, forged
+    or expired token gets 401 (pointing at the resource metadata, with the reason) and nothing runs;
     a valid one puts its caller in `scope["state"]`, where the tool handlers read it.
 
     It also sets the ASGI `user` the MCP SDK binds sessions to: an MCP session (`Mcp-Session-Id`,
@@ -37,12 +39,14 @@ class BearerAuth:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if await answer_public(scope, send):  # /healthz and /.well-known/: no token, no data
+            return
         try:
             caller = self._authenticate(scope)
         except TokenError as error:
             log.warning("http_unauthorized", reason=str(error), path=scope.get("path"),
                         client=(scope.get("client") or ("?",))[0])
-            await _unauthorized(send, str(error))
+            await _unauthorized(send, str(error), scope)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=principal(caller),
@@ -57,7 +61,10 @@ class BearerAuth:
         kind, _, token = header.partition(" ")
         if kind.lower() != "bearer" or not token.strip():
             raise TokenError("malformed Authorization header; expected 'Bearer <token>'")
-        return verify_token(token.strip(), self._secret, now=int(time.time())).caller
+        caller = verify_token(token.strip(), self._secret, now=int(time.time())).caller
+        if caller.operator:
+            raise TokenError("an operator token is for the memory console (/console/), not for MCP")
+        return caller
 
 
 def principal(caller: Caller) -> str:
@@ -67,12 +74,17 @@ def principal(caller: Caller) -> str:
     return f"{caller.agent_id}@{caller.team}/{caller.system_type.value}[{skills}]"
 
 
-async def _unauthorized(send: Send, reason: str) -> None:
+async def _unauthorized(send: Send, reason: str, scope: Scope) -> None:
+    """401 with an RFC 6750 challenge naming the RFC 9728 metadata (which names no OAuth server)
+    and the real reason."""
     body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
+    quoted = reason.replace("\\", "/").replace('"', "'")
+    challenge = (f'Bearer resource_metadata="{resource_metadata_url(scope)}", error="invalid_token", '
+                 f'error_description="{quoted}"')
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", f'Bearer error="invalid_token", error_description="{reason}"'.encode()),
+        (b"www-authenticate", challenge.encode("latin-1", "replace")),
     ]
     await send({"type": "http.response.start", "status": 401, "headers": headers})
     await send({"type": "http.response.body", "body": body})

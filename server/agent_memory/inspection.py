@@ -20,10 +20,11 @@ SEEN_FILE = "warnings.seen"
 
 
 async def audit_rows(db: Database, *, since: str | None = None, agent: str | None = None,
-                     action: str | None = None, outcome: str | None = None, limit: int | None = None
-                     ) -> list[dict[str, Any]]:
+                     action: str | None = None, outcome: str | None = None, limit: int | None = None,
+                     entry_id: str | None = None) -> list[dict[str, Any]]:
     where, params = [], []
-    for column, value in (("at >= ", since), ("agent_id = ", agent), ("action = ", action), ("outcome = ", outcome)):
+    for column, value in (("at >= ", since), ("agent_id = ", agent), ("action = ", action), ("outcome = ", outcome),
+                          ("entry_id = ", entry_id)):
         if value is not None:
             where.append(f"{column}?")
             params.append(value)
@@ -114,9 +115,10 @@ class WarningsReport:
         return [(level, event, n, last[(level, event)]) for (level, event), n in counts.most_common()]
 
 
-def warnings_since_last_call(log_dir: Path, *, everything: bool = False) -> WarningsReport:
+def warnings_since_last_call(log_dir: Path, *, everything: bool = False, remember: bool = True) -> WarningsReport:
     """WARNING and ERROR lines logged since the previous call (or all kept, with `everything`);
-    remembers how far it read in `<log_dir>/warnings.seen`."""
+    remembers how far it read in `<log_dir>/warnings.seen` (not with `remember=False`: the
+    memory console shows what is new without marking it seen)."""
     seen_path = log_dir / SEEN_FILE
     since = None if everything or not seen_path.exists() else seen_path.read_text().strip() or None
     report = WarningsReport(since=since)
@@ -136,7 +138,7 @@ def warnings_since_last_call(log_dir: Path, *, everything: bool = False) -> Warn
                 continue
             report.lines.append(line)
             newest = max(newest or stamp, stamp)
-    if newest is not None and log_dir.exists():
+    if remember and newest is not None and log_dir.exists():
         tmp = seen_path.with_suffix(".tmp")
         tmp.write_text(newest)
         os.replace(tmp, seen_path)

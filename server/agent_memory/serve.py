@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import signal
+import socket
 import sys
+import threading
+from collections.abc import Iterator
 
 import anyio
 import structlog
 import uvicorn
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from agent_memory.auth import load_secret
 from agent_memory.config import Settings
+from agent_memory.console.app import AppSlot, console_app, with_console
 from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
@@ -18,46 +27,137 @@ from agent_memory.tools.server import ToolSpec, create_server
 
 log = structlog.get_logger("agent_memory")
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+TERMINAL_HINT = ("agent-memory speaks MCP on stdin/stdout: start it from an MCP host (README, 'Attach it to a host'; "
+                 "`agent-memory setup claude-desktop|vscode|cursor` prints the config). Ctrl-C stops it.")
+
+
+class PortUnavailable(Exception):
+    """The HTTP address cannot be bound (in use, not allowed, not on this machine); the message says which."""
+
+
+_held: list[int] = []  # stop signals that arrived while no transport was listening for them
+
+
+def _hold_stop_signals() -> None:
+    """Keep a SIGINT/SIGTERM that arrives while starting or after stopping for the transport to act
+    on, instead of dying of it mid-start (exit 143) or printing a KeyboardInterrupt traceback."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, lambda signum, frame: _held.append(signum))
+
 
 def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
-    """Serve MCP over stdin/stdout until the client closes the connection."""
+    """Serve MCP over stdin/stdout until the client closes the connection or SIGINT/SIGTERM
+    arrives; either way the session ends as at end of input and the store closes cleanly."""
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
+    if os.isatty(0):
+        print(TERMINAL_HINT, file=sys.stderr, flush=True)
     server = create_server(settings, extra_tools=extra_tools)
 
     async def run() -> None:
         log.info("server_starting", transport="stdio", store=settings.backend, sqlite=settings.sqlite_file)
-        async with stdio_transport() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_set_on_signal, stop)
+            async with stdio_transport(stop) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
         log.info("server_stopped", transport="stdio")
 
     anyio.run(run)
 
 
-def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> BearerAuth:
+async def _set_on_signal(stop: anyio.Event) -> None:
+    try:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            if _held:
+                log.info("server_stopping", signal=signal.Signals(_held[0]).name)
+                stop.set()
+            async for signum in signals:
+                log.info("server_stopping", signal=signal.Signals(signum).name)
+                stop.set()
+    finally:
+        _hold_stop_signals()
+
+
+def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> ASGIApp:
     """The ASGI app: MCP streamable HTTP at /mcp (both protocol generations: 2025-11-25 clients
-    get sessions, 2026-07-28 clients none), behind bearer-token authentication.
+    get sessions, 2026-07-28 clients none), behind bearer-token authentication; the memory console
+    at /console/ (pages open, its API signed in with the same tokens).
 
     Raises:
         ConfigError: the auth secret is unusable.
     """
-    server = create_server(settings, extra_tools=extra_tools)
+    slot = AppSlot()
+    server = create_server(settings, extra_tools=extra_tools, on_open=slot.set)
     starlette: Starlette = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=settings.http_host,
         max_request_body_size=settings.http_max_request_bytes,
     )
-    return BearerAuth(starlette, load_secret(settings))
+    secret = load_secret(settings)
+    return with_console(BearerAuth(starlette, secret), console_app(slot, secret))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, stopping gracefully on SIGINT/SIGTERM without re-raising the signal afterwards
+    (which would end the process with 130/143 and a traceback instead of exit 0)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._stop)
+        if _held:
+            self._stop(_held[0], None)
+        try:
+            yield
+        finally:
+            _hold_stop_signals()
+
+    def _stop(self, signum: int, frame: object) -> None:
+        if not self.should_exit:
+            log.info("server_stopping", signal=signal.Signals(signum).name)
+        self.handle_exit(signum, None)
+
+
+def bind_http(host: str, port: int) -> socket.socket:
+    """The listening socket of `serve --http`, bound before anything is logged as starting.
+
+    Raises:
+        PortUnavailable: the address is in use, not allowed or not local.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        where = f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise PortUnavailable(f"port {port} is already in use on {host} (another server is listening on "
+                                  f"{where}); stop it or choose another port with --port or MEMORY_HTTP_PORT") from None
+        raise PortUnavailable(f"cannot listen on {where}: {exc.strerror or exc}; choose another address with "
+                              "--host/--port (MEMORY_HTTP_HOST, MEMORY_HTTP_PORT)") from None
+    return sock
 
 
 def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
-    """Serve MCP streamable HTTP until interrupted."""
+    """Serve MCP streamable HTTP until SIGINT or SIGTERM (then a graceful stop, exit 0).
+
+    Raises:
+        PortUnavailable: the address cannot be bound (checked before `server_starting`).
+    """
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     app = http_app(settings, extra_tools=extra_tools)
+    sock = bind_http(settings.http_host, settings.http_port)
     config = uvicorn.Config(app, host=settings.http_host, port=settings.http_port, log_config=None,
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)
     log.info("server_starting", transport="http", host=settings.http_host, port=settings.http_port,
              store=settings.backend, sqlite=settings.sqlite_file)
-    uvicorn.Server(config).run()
+    with sock:
+        _Server(config).run(sockets=[sock])
     log.info("server_stopped", transport="http")
 
 
@@ -65,6 +165,7 @@ def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None
     # Background indexing (embedding, Chroma) runs in threads of this process; a short GIL switch
     # interval keeps it from delaying request handling by whole 5 ms slices.
     sys.setswitchinterval(0.0005)
+    _hold_stop_signals()
     if settings.transport == "http":
         serve_http(settings, extra_tools=extra_tools)
     else:

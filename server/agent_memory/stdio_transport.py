@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -103,30 +104,53 @@ def _check(line: str) -> types.JSONRPCMessage | types.JSONRPCError | None:
     return message
 
 
+def _read_lines(stdin: io.TextIOWrapper, send: MemoryObjectSendStream[str], token: anyio.lowlevel.EventLoopToken,
+                ) -> None:
+    """Hand each line of `stdin` to the loop until end of input or until nobody takes them any more.
+    Runs in a daemon thread: a read blocked on a terminal or an idle pipe never holds up a stop."""
+    try:
+        while line := stdin.readline():
+            anyio.from_thread.run(send.send, line, token=token)
+    except BaseException:  # noqa: BLE001 - the loop stopped or the reader left: nothing is waiting for lines
+        return
+    finally:
+        try:
+            anyio.from_thread.run_sync(send.close, token=token)
+        except BaseException:  # noqa: BLE001 - the loop is gone
+            pass
+
+
 @asynccontextmanager
-async def stdio_transport() -> AsyncIterator[
+async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 ]:
     """The session's streams over this process's stdin and stdout (a drop-in for the SDK's
-    `stdio_server`); while serving, fd 0 reads the null device and fd 1 writes to stderr."""
+    `stdio_server`); while serving, fd 0 reads the null device and fd 1 writes to stderr. Setting
+    `stop` ends the input as end of file would (the session then finishes cleanly)."""
     stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
     stdout_fd = _claim(1, os.dup(2))
-    # closefd=False: a worker thread may still block reading after exit; the fd must not be recycled.
+    # closefd=False: the reader thread may still block reading after exit; the fd must not be recycled.
     stdin_bytes, stdout_bytes = os.fdopen(stdin_fd, "rb", closefd=False), os.fdopen(stdout_fd, "wb", closefd=False)
-    stdin = anyio.wrap_file(io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace"))
+    stdin = io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace")
     stdout_text = io.TextIOWrapper(stdout_bytes, encoding="utf-8")
     to_session, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_stdout, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     answers = to_stdout.clone()
+    line_sender, lines = anyio.create_memory_object_stream[str](0)
+    threading.Thread(target=_read_lines, args=(stdin, line_sender, anyio.lowlevel.current_token()),
+                     name="agent-memory stdin", daemon=True).start()
 
     async def read_stdin() -> None:
-        async with to_session, answers:
-            async for line in stdin:
+        async with to_session, answers, lines, anyio.create_task_group() as reading:
+            if stop is not None:
+                reading.start_soon(_cancel_when_set, stop, reading.cancel_scope)
+            async for line in lines:
                 checked = _check(line)
                 if isinstance(checked, types.JSONRPCError):
                     await answers.send(SessionMessage(checked))
                 elif checked is not None:
                     await to_session.send(SessionMessage(checked))
+            reading.cancel_scope.cancel()  # end of input: stop waiting for `stop`
 
     def write_line(text: str) -> None:
         stdout_text.write(text)
@@ -147,3 +171,8 @@ async def stdio_transport() -> AsyncIterator[
     finally:
         os.dup2(stdin_fd, 0)
         os.dup2(stdout_fd, 1)
+
+
+async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

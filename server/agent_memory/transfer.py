@@ -159,7 +159,7 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
             parsed.append((number, entry))
         except ValueError as exc:
             report.bad.append((number, str(exc)))
-    stored = await _already_stored(db, [entry.id for _, entry in parsed])
+    stored = await already_stored(db, [entry.id for _, entry in parsed])
     report.bad += [(number, f"id {entry.id} is already stored") for number, entry in parsed if entry.id in stored]
     report.bad.sort()
     parsed = [(number, entry) for number, entry in parsed if entry.id not in stored]
@@ -201,7 +201,8 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
     return report
 
 
-async def _already_stored(db: Database, ids: list[str]) -> set[str]:
+async def already_stored(db: Database, ids: list[str]) -> set[str]:
+    """Which of `ids` are stored already (read in chunks)."""
     found: set[str] = set()
     for start in range(0, len(ids), BATCH):
         chunk = ids[start:start + BATCH]

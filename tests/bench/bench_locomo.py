@@ -2,6 +2,9 @@
 
     python tests/bench/bench_locomo.py [--data ../shared/data/locomo/dev] [--mode hybrid] [--conv conv-26]
 
+Needs the LoCoMo dev set (not in this repository): `--data DIR` or `AGENT_MEMORY_LOCOMO=DIR`, see
+tests/bench/locomo_data.py; without it the script says so and exits 2.
+
 For each conversation: a fresh store; every turn becomes one memory through `memory_crud` create
 (content exactly the turn's `text`), written as that conversation's own agent; once the vector
 index has caught up, each query goes through `memory_retrieve` (limit 10) as that agent. The
@@ -26,8 +29,9 @@ from agent_memory.config import load_settings
 from agent_memory.logging import configure_logging
 from agent_memory.tools.server import create_server
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "dev"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo_data import locomo_dir  # noqa: E402
+
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
@@ -102,12 +106,14 @@ def report(results: list[dict], mode: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
+                                                  "../shared/data/locomo/dev)")
     parser.add_argument("--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid")
     parser.add_argument("--conv", action="append", help="only these conversations")
     args = parser.parse_args()
+    data = locomo_dir(args.data)
     configure_logging("warning", "console")
-    folders = sorted(p for p in args.data.iterdir() if p.is_dir() and (not args.conv or p.name in args.conv))
+    folders = sorted(p for p in data.iterdir() if p.is_dir() and (not args.conv or p.name in args.conv))
     results: list[dict] = []
     for folder in folders:
         results += anyio.run(evaluate_conversation, folder, args.mode)

@@ -33,8 +33,11 @@ from mcp import Client, StdioServerParameters
 
 from agent_memory.core.query_terms import keyword_terms
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo_data import DEFAULT, locomo_dir  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1].parent / "shared" / "data" / "locomo" / "dev"
+DATA = DEFAULT  # main() sets the folder given (--data, $AGENT_MEMORY_LOCOMO)
 SESSION = "bench-session"
 
 
@@ -191,7 +194,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="questions measured, spread evenly (0: all)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a server setting, e.g. compaction_chunk_turns=40 (repeatable)")
+    parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
+                                                  "../shared/data/locomo/dev)")
     args = parser.parse_args()
+    global DATA
+    DATA = locomo_dir(args.data)
     extra = dict(item.split("=", 1) for item in args.set)
     anyio.run(run, args.turns, args.batch, args.queries, extra)
 

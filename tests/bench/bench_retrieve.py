@@ -44,10 +44,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: its tests package
+from tests.bench.locomo_data import DEFAULT, locomo_dir  # noqa: E402
 from tests.npm_cache import node_script  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1].parent / "shared" / "data" / "locomo" / "dev"
+DATA = DEFAULT  # main() sets the folder given (--data, $AGENT_MEMORY_LOCOMO)
 REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
 REFERENCE_ENTRY = "node_modules/@modelcontextprotocol/server-memory/dist/index.js"
 REFERENCE_BATCH = 100
@@ -191,7 +192,11 @@ def main() -> None:
                         help="run the reference server only at sizes up to this (0: never)")
     parser.add_argument("--server-env", action="append", default=[], metavar="MEMORY_X=VALUE",
                         help="a setting for our server, e.g. MEMORY_EMBEDDING_INT8_COMPUTE=false")
+    parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
+                                                  "../shared/data/locomo/dev)")
     args = parser.parse_args()
+    global DATA
+    DATA = locomo_dir(args.data)
     SERVER_ENV.update(item.split("=", 1) for item in args.server_env)
     reference, why = (None, "--reference-max 0")
     if any(size <= args.reference_max for size in args.sizes):

@@ -27,7 +27,8 @@ from agent_memory.logging import configure_logging
 from agent_memory.tools.server import create_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_locomo import DEFAULT_DATA, read_jsonl  # noqa: E402
+from bench_locomo import read_jsonl  # noqa: E402
+from locomo_data import locomo_dir  # noqa: E402
 
 SWEEP = [0.0, 0.3, 0.35, 0.4, 0.42, 0.44, 0.45, 0.46, 0.48, 0.5, 0.55]
 
@@ -86,14 +87,16 @@ async def evaluate(folder: Path, other: Path, min_score: float, sweep: bool) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
+                                                  "../shared/data/locomo/dev)")
     parser.add_argument("--min-score", type=float, default=None,
                         help="the floor to test (default: the server's retrieval_min_score)")
     parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args()
+    data = locomo_dir(args.data)
     configure_logging("warning", "console")
     min_score = args.min_score if args.min_score is not None else load_settings(environ={}).retrieval_min_score
-    folders = sorted(p for p in args.data.iterdir() if p.is_dir())
+    folders = sorted(p for p in data.iterdir() if p.is_dir())
     total: dict[str, list] = {"on": [], "off": [], "on_sweep": [], "off_sweep": []}
     started = time.perf_counter()
     for index, folder in enumerate(folders):

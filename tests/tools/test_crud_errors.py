@@ -28,7 +28,8 @@ async def test_eleven_items_is_invalid_params_and_nothing_is_written(agent: Agen
     failed, data = await agent.crud(action="create", items=[{"content": f"n{i}"} for i in range(11)])
     assert failed and data["items"] == []
     assert data["errors"] == [{"code": "INVALID_PARAMS", "message": data["errors"][0]["message"],
-                               "details": {"field": "items"}}]
+                               "details": {"field": "items", "limit": 10}}]
+    assert "at most 10" in data["errors"][0]["message"] and "split the request" in data["errors"][0]["message"]
     assert await _count(agent) == 0
 
 

@@ -28,5 +28,5 @@ async def test_published_tool_schemas_are_the_contracts(client: Client) -> None:
     assert crud.input_schema == generate()["memory_crud.input.json"]
     assert crud.output_schema == generate()["memory_crud.output.json"]
     assert set(crud.input_schema["properties"]) == {
-        "action", "scope", "namespace", "layer", "items", "filters", "cursor", "limit", "if_match"}
+        "action", "scope", "namespace", "layer", "items", "filters", "subtree", "cursor", "limit", "if_match"}
     assert crud.input_schema["additionalProperties"] is False

@@ -7,7 +7,7 @@ from agent_memory.core.models import AuditEvent, Scope
 
 
 def audit_event(
-    call: Call, action: str, scope: Scope, namespace: str | None, entry_id: str | None, outcome: str, at: str,
+    call: Call, action: str, scope: Scope | None, namespace: str | None, entry_id: str | None, outcome: str, at: str,
     **details: object,
 ) -> AuditEvent:
     return AuditEvent(
@@ -18,9 +18,9 @@ def audit_event(
         system_type=call.caller.system_type.value,
         tool=call.tool,
         action=action,
-        scope=scope.value,
+        scope=scope.value if scope is not None else None,
         namespace=namespace,
         entry_id=entry_id,
         outcome=outcome,
-        details=dict(details),
+        details={**details, "operator": True} if call.caller.operator else dict(details),
     )

@@ -32,6 +32,12 @@ from agent_memory.core.visibility import can_read, listing_area
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
 
 
+def _absent(entry_id: str, scope: Scope, namespace: str) -> NotFound:
+    """The one answer for an id that is not readable here, whether it exists elsewhere or not."""
+    return NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}; an id is looked up only in "
+                    "the scope and namespace of the request: send the ones the entry lives in", id=entry_id)
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     items: list[Entry]
@@ -142,7 +148,9 @@ class CrudService:
         await self._require(call, Access.WRITE, scope, namespace)
         unknown = set(change.changes) - UPDATABLE_FIELDS
         if unknown:
-            raise InvalidParams(f"{sorted(unknown)[0]} cannot be updated", field=sorted(unknown)[0])
+            raise InvalidParams(f"{sorted(unknown)[0]} cannot be updated; the updatable fields are "
+                                f"{', '.join(sorted(UPDATABLE_FIELDS))}", field=sorted(unknown)[0],
+                                allowed=sorted(UPDATABLE_FIELDS))
         now = self._clock()
         stamp = format_ts(now)
         denied: list[AuditEvent] = []
@@ -250,14 +258,21 @@ class CrudService:
         return copy
 
     async def list(
-        self, call: Call, scope: Scope, namespace: str, filters: ListFilters, cursor: str | None, limit: int
+        self, call: Call, scope: Scope, namespace: str, filters: ListFilters, cursor: str | None, limit: int,
+        *, subtree: bool = False,
     ) -> Page:
+        """One page of the entries at (scope, namespace), with `subtree` also those under it.
+
+        The gate is checked on `namespace`; everything under it is readable alike (agent scope:
+        the caller's own entries in its team; team scope: the team in the first segment; global:
+        sys4), so a subtree never reaches memory the caller may not read.
+        """
         await self._require(call, Access.READ, scope, namespace)
         filters = normalise_filters(filters)
         binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
-                                dataclasses.asdict(filters))
+                                dataclasses.asdict(filters), subtree)
         after = self._cursors.decode(cursor, binding) if cursor else None
-        query = ListQuery(area=listing_area(call.caller, scope, namespace), filters=filters,
+        query = ListQuery(area=listing_area(call.caller, scope, namespace, subtree=subtree), filters=filters,
                           now=format_ts(self._clock()))
         rows = await self._repo.list_page(query, after, limit + 1)
         page, more = rows[:limit], len(rows) > limit
@@ -265,7 +280,7 @@ class CrudService:
             self._cursors.encode(Position(page[-1].created_at, page[-1].id), binding) if more else None
         )
         await self._audit.record(self._event(call, "list", scope, namespace, None, "ok",
-                                             entry_ids=[e.id for e in page]))
+                                             entry_ids=[e.id for e in page], **({"subtree": True} if subtree else {})))
         return Page(items=page, next_cursor=next_cursor)
 
     # -- helpers ----------------------------------------------------------------------------
@@ -296,13 +311,13 @@ class CrudService:
             or entry.namespace != namespace
             or (entry.expires_at is not None and entry.expires_at <= now)
         ):
-            raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
+            raise _absent(entry_id, scope, namespace)
         if not permissions.is_allowed(call.caller, access, scope, namespace,
                                       owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
                                       entry_team=entry.team if scope is Scope.AGENT else None):
             denied.append(self._event(call, call.action or access.value, scope, namespace, entry_id, "denied",
                                       access=access.value))
-            raise NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}", id=entry_id)
+            raise _absent(entry_id, scope, namespace)
         return entry
 
     async def _record_all(self, events: list[AuditEvent]) -> None:

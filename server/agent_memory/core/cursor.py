@@ -56,9 +56,11 @@ class CursorCodec:
             payload = _unb64(payload_part)
             signature = _unb64(sig_part)
         except (ValueError, binascii.Error):
-            raise InvalidParams("cursor is malformed", field="cursor") from None
+            raise InvalidParams("cursor is malformed: pass next_cursor exactly as received, or drop cursor to "
+                                "start from the first page", field="cursor") from None
         if not hmac.compare_digest(signature, self._sign(payload)):
-            raise InvalidParams("cursor is not valid (altered or from another server)", field="cursor")
+            raise InvalidParams("cursor is not valid (altered or from another server): pass next_cursor exactly "
+                                "as received, or drop cursor to start from the first page", field="cursor")
         data = json.loads(payload)
         if data.get("b") != binding:
             raise InvalidParams(

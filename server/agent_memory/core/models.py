@@ -66,6 +66,7 @@ class Caller:
     system_type: SystemType
     team: str
     skills: frozenset[Skill] = ALL_SKILLS
+    operator: bool = False  # an operator token (the memory console): reads and edits every scope, audited
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class ListFilters:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    area: Area  # one namespace exactly; agent scope pinned to the caller's own entries in its team
+    area: Area  # one namespace (or its subtree); agent scope pinned to the caller's own entries in its team
     filters: ListFilters
     now: str
 

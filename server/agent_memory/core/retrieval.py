@@ -123,7 +123,7 @@ class RetrievalService:
     async def retrieve(self, call: Call, request: RetrievalRequest) -> RetrievalResult:
         """Raises: InvalidParams (empty query, bad tags)."""
         if not request.query.strip():
-            raise InvalidParams("query must not be empty", field="query")
+            raise InvalidParams("query must not be empty: give the words or question to look up", field="query")
         stages: dict[str, float] = {}
         started = time.perf_counter()
         now = self._clock()

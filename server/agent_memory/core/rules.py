@@ -31,7 +31,11 @@ def resolve_namespace(caller: Caller, scope: Scope, namespace: str | None, field
     if namespace is None or namespace == "":
         if scope is Scope.AGENT:
             return caller.agent_id
-        raise InvalidParams(f"{field} is required for {scope.value} scope", field=field)
+        if scope is Scope.TEAM:
+            raise InvalidParams(f"{field} is required for team scope: use your team's namespace {caller.team} "
+                                f"or {caller.team}/...", field=field, suggested_namespace=caller.team)
+        raise InvalidParams(f"{field} is required for global scope: any namespace, e.g. global or global/...",
+                            field=field, suggested_namespace="global")
     return check_namespace(namespace, field)
 
 
@@ -44,18 +48,20 @@ def check_namespace(namespace: str, field: str = "namespace") -> str:
     ):
         raise InvalidParams(
             f"{field} must be '/'-separated segments of [A-Za-z0-9._-] (not '.' or '..'), "
-            f"at most {MAX_NAMESPACE_CHARS} characters",
-            field=field,
+            f"at most {MAX_NAMESPACE_CHARS} characters, e.g. red/ops",
+            field=field, pattern=NAMESPACE_PATTERN.pattern, limit=MAX_NAMESPACE_CHARS,
         )
     return namespace
 
 
 def check_content(content: str, limits: Limits) -> str:
     if not content:
-        raise InvalidParams("content must not be empty", field="content")
+        raise InvalidParams(f"content must not be empty: give 1-{limits.max_content_chars} characters",
+                            field="content", limit=limits.max_content_chars)
     if len(content) > limits.max_content_chars:
         raise InvalidParams(
-            f"content has {len(content)} characters; the limit is {limits.max_content_chars}",
+            f"content has {len(content)} characters; the limit is {limits.max_content_chars}: shorten it or "
+            "split it into several entries",
             field="content",
             limit=limits.max_content_chars,
         )
@@ -64,16 +70,17 @@ def check_content(content: str, limits: Limits) -> str:
 
 def check_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
     if len(tags) > MAX_TAGS:
-        raise InvalidParams(f"at most {MAX_TAGS} tags are allowed, got {len(tags)}", field="tags")
+        raise InvalidParams(f"at most {MAX_TAGS} tags are allowed, got {len(tags)}", field="tags", limit=MAX_TAGS)
     for tag in tags:
         if not tag or len(tag) > MAX_TAG_CHARS:
-            raise InvalidParams(f"each tag must have 1-{MAX_TAG_CHARS} characters", field="tags")
+            raise InvalidParams(f"each tag must have 1-{MAX_TAG_CHARS} characters, got one with {len(tag)}",
+                                field="tags", limit=MAX_TAG_CHARS)
     return tuple(dict.fromkeys(tags))
 
 
 def check_confidence(confidence: float) -> float:
     if not 0.0 <= confidence <= 1.0:
-        raise InvalidParams("confidence must be between 0.0 and 1.0", field="confidence")
+        raise InvalidParams("confidence must be between 0.0 and 1.0", field="confidence", minimum=0.0, maximum=1.0)
     return float(confidence)
 
 
@@ -83,7 +90,10 @@ def required_layer(scope: Scope, layer: Layer | None) -> Layer:
         return layer
     if scope is Scope.AGENT:
         return Layer.LONG_TERM
-    raise InvalidParams(f"layer is required for {scope.value} scope", field="layer")
+    allowed = [layer.value for layer in Layer]
+    raise InvalidParams(f"layer is required for {scope.value} scope: one of {', '.join(allowed)} (on the request "
+                        "or on each item; long_term for durable facts, meta for rules)", field="layer",
+                        allowed=allowed)
 
 
 def normalise_timestamp(value: str, field: str) -> str:
@@ -95,7 +105,8 @@ def normalise_timestamp(value: str, field: str) -> str:
         raise InvalidParams(f"{field} must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z "
                             "once converted to UTC", field=field) from None
     except (ValueError, TypeError):
-        raise InvalidParams(f"{field} must be an ISO-8601 date-time", field=field) from None
+        raise InvalidParams(f"{field} must be an ISO-8601 date-time, e.g. 2026-01-31T09:30:00Z or 2026-01-31",
+                            field=field) from None
 
 
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -124,13 +135,15 @@ def expiry(now: datetime, expires_at: str | None, ttl_seconds: int | None) -> st
         raise InvalidParams("give expires_at or ttl_seconds, not both", field="ttl_seconds")
     if ttl_seconds is not None:
         if not 0 < ttl_seconds <= MAX_TTL_SECONDS:
-            raise InvalidParams(f"ttl_seconds must be between 1 and {MAX_TTL_SECONDS}", field="ttl_seconds")
+            raise InvalidParams(f"ttl_seconds must be between 1 and {MAX_TTL_SECONDS} (100 years)",
+                                field="ttl_seconds", minimum=1, maximum=MAX_TTL_SECONDS)
         return format_ts(plus_seconds(now, ttl_seconds))
     if expires_at is None:
         return None
     normalised = normalise_timestamp(expires_at, "expires_at")
     if normalised <= format_ts(now):
-        raise InvalidParams("expires_at must be in the future", field="expires_at")
+        raise InvalidParams(f"expires_at must be in the future (now is {format_ts(now)}); to drop an entry, delete "
+                            "it", field="expires_at")
     return normalised
 
 

@@ -101,13 +101,15 @@ class SessionService:
 
     async def log(self, call: Call, session_id: str, turns: list[Turn]) -> Logged:
         if not self._limits.logging:
-            raise NotImplementedByBackend("session logging is switched off (session_logging = false)",
+            raise NotImplementedByBackend("session logging is switched off (session_logging = false); the "
+                                          "operator turns it on with MEMORY_SESSION_LOGGING=1",
                                           setting="session_logging")
         check_session_id(session_id)
         if not turns:
             raise InvalidParams("turns must hold at least one turn", field="turns")
         if len(turns) > MAX_TURNS_PER_CALL:
-            raise InvalidParams(f"at most {MAX_TURNS_PER_CALL} turns per call; got {len(turns)}",
+            raise InvalidParams(f"at most {MAX_TURNS_PER_CALL} turns per call; got {len(turns)}: split them over "
+                                "several log calls",
                                 field="turns", limit=MAX_TURNS_PER_CALL)
         namespace = await self.authorize(call)
         now = format_ts(self._clock())

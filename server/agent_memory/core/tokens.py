@@ -1,13 +1,16 @@
 """Bearer tokens: HMAC-SHA256-signed caller claims with an expiry.
 
 Format: `am1.<base64url(JSON claims)>.<base64url(HMAC-SHA256(secret, "am1." + payload))>`, claims
-`{agent_id, system_type, team, skills, iat, exp}` (seconds since the epoch).
+`{agent_id, system_type, team, skills, iat, exp}` (seconds since the epoch), plus `op: true` on an
+operator token (`agent-memory token issue --operator`): the memory console's every-scope access.
+An older server refuses an operator token as malformed, never as an ordinary one.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -41,7 +44,7 @@ class TokenClaims:
             "skills": sorted(skill.value for skill in self.caller.skills),
             "iat": self.issued_at,
             "exp": self.expires_at,
-        }
+        } | ({"op": True} if self.caller.operator else {})
 
 
 def _b64(data: bytes) -> str:
@@ -91,9 +94,17 @@ def verify_token(token: str, secret: bytes, *, now: int) -> TokenClaims:
     try:
         data = json.loads(_unb64(parts[1]))
         expires_at, issued_at = int(data.pop("exp")), int(data.pop("iat"))
+        operator = data.pop("op", False)
+        if operator is not True and operator is not False:
+            raise ValueError("op must be a boolean")
         caller = parse_identity(data, default_skills=frozenset(Skill))
-    except (ValueError, KeyError, TypeError, binascii.Error, Forbidden):
+    except Forbidden as error:  # signed by our secret, so its claims may be described
+        raise TokenError(f"token claims are not a valid identity ({error.message}); mint a new token with "
+                         "agent-memory token issue") from None
+    except (ValueError, KeyError, TypeError, binascii.Error):
         raise TokenError("malformed token claims") from None
+    if operator:
+        caller = dataclasses.replace(caller, operator=True)
     if now >= expires_at:
         raise TokenError("token expired")
     return TokenClaims(caller=caller, issued_at=issued_at, expires_at=expires_at)

@@ -52,6 +52,8 @@ def readable_areas(caller: Caller, scopes: tuple[Scope, ...] = ()) -> tuple[Area
     namespace and below; global: everything, for sys4 only.
     """
     wanted = set(scopes) or set(Scope)
+    if caller.operator:  # an operator token reads every scope
+        return tuple(Area(scope) for scope in Scope if scope in wanted)
     areas = []
     if Scope.AGENT in wanted:
         areas.append(Area(Scope.AGENT, caller.agent_id, subtree=True, owner=caller.agent_id, team=caller.team))
@@ -62,12 +64,13 @@ def readable_areas(caller: Caller, scopes: tuple[Scope, ...] = ()) -> tuple[Area
     return tuple(areas)
 
 
-def listing_area(caller: Caller, scope: Scope, namespace: str) -> Area:
-    """One namespace exactly, as `memory_crud list` shows it: agent-scope entries only where the
-    caller owns them in its own team (an agent id reused in another team sees none of them)."""
-    if scope is Scope.AGENT:
-        return Area(scope, namespace, owner=caller.agent_id, team=caller.team)
-    return Area(scope, namespace)
+def listing_area(caller: Caller, scope: Scope, namespace: str, *, subtree: bool = False) -> Area:
+    """One namespace exactly (with `subtree`, also every namespace under it), as `memory_crud list`
+    shows it: agent-scope entries only where the caller owns them in its own team (an agent id
+    reused in another team sees none of them)."""
+    if scope is Scope.AGENT and not caller.operator:
+        return Area(scope, namespace, subtree=subtree, owner=caller.agent_id, team=caller.team)
+    return Area(scope, namespace, subtree=subtree)
 
 
 def session_area(agent_id: str, team: str) -> Area:

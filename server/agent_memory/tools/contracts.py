@@ -120,6 +120,8 @@ class MemoryCrudArgs(StrictModel):
     layer: LayerName | None = Field(None, description="create/promote: default layer; list: filter.")
     items: list[dict[str, Any]] | None = Field(None, max_length=MAX_BULK_ITEMS, json_schema_extra=_items_schema)
     filters: CrudFilters | None = None
+    subtree: bool = Field(False, description="list: also the namespaces under namespace ('<namespace>/...'), "
+                                             "in the same scope; exact and case-sensitive.")
     cursor: str | None = Field(None, description="next_cursor of the previous list page, with the same filters.")
     limit: int = Field(25, ge=1, le=MAX_LIST_LIMIT)
     if_match: str | None = Field(None, description="etag precondition for a single-item update or delete.")

@@ -12,6 +12,7 @@ from agent_memory.core.errors import DomainError, InvalidParams, item_error
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
 from agent_memory.tools.contracts import (
     ITEM_MODELS,
+    MAX_BULK_ITEMS,
     CreateItem,
     CrudFilters,
     MemoryCrudArgs,
@@ -35,6 +36,7 @@ Args:
         delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?}.
     filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
         created_after, created_before, include_expired}; read also accepts {ids}.
+    subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
     cursor: next_cursor from the previous page of the same list.
     limit: list page size, 1-100 (default 25).
     if_match: etag precondition for a single-item update or delete.
@@ -44,6 +46,14 @@ carry details.index), next_cursor and has_more. An update whose if_match is stal
 your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 
 WRITE_ACTIONS = {"create", "update", "delete"}
+ITEM_SHAPES = {
+    "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?}",
+    "read": "{id}",
+    "update": "{id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?}",
+    "delete": "{id, if_match?}",
+    "promote": "{id, target_scope, target_namespace?, layer?}",
+}
+UPDATE_FIELDS = tuple(name for name in UpdateItem.model_fields if name not in ("id", "if_match"))
 
 
 def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cursor: str | None = None
@@ -62,7 +72,8 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
     access = Access.WRITE if args.action in WRITE_ACTIONS else Access.READ
     namespace = await crud.authorize(call, access, scope, args.namespace)
     if args.action == "list":
-        page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit)
+        page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit,
+                               subtree=args.subtree)
         return _payload([wire_record(e) for e in page.items], [], page.next_cursor)
     raw_items = _raw_items(args)
     handlers: dict[str, Callable[[Any], Awaitable[Entry]]] = {
@@ -91,38 +102,45 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
 def _check_argument_combination(args: MemoryCrudArgs) -> None:
     if args.action == "list":
         if args.items:
-            raise InvalidParams("list takes filters, not items", field="items")
+            raise InvalidParams("list takes filters, not items: drop items (filters, cursor, limit and subtree "
+                                "narrow a list)", field="items")
     elif args.cursor is not None:
-        raise InvalidParams("cursor is only for list", field="cursor")
+        raise InvalidParams("cursor is only for list: drop it", field="cursor")
+    elif args.subtree:
+        raise InvalidParams("subtree is only for list; drop it, or use action list", field="subtree")
     if args.filters is not None and args.action not in ("list", "read"):
-        raise InvalidParams("filters are only for list and read", field="filters")
+        raise InvalidParams(f"filters are only for list and read: drop them, or put the fields of each entry in "
+                            f"items for {args.action}", field="filters")
     if args.if_match is not None:
         if args.action not in ("update", "delete"):
-            raise InvalidParams("if_match is only for update and delete", field="if_match")
+            raise InvalidParams("if_match is only for update and delete: drop it", field="if_match")
         if len(args.items or []) != 1:
             raise InvalidParams("a top-level if_match applies to a single-item request; set if_match on each item",
                                 field="if_match")
         item_etag = (args.items or [{}])[0].get("if_match")
         if item_etag is not None and item_etag != args.if_match:
-            raise InvalidParams("the top-level if_match and the item's if_match differ", field="if_match")
+            raise InvalidParams("the top-level if_match and the item's if_match differ: send one of them",
+                                field="if_match")
 
 
 def _raw_items(args: MemoryCrudArgs) -> list[object]:
     if args.action == "read" and args.filters is not None and args.filters.ids is not None:
         if args.items:
-            raise InvalidParams("read takes items or filters.ids, not both", field="filters.ids")
+            raise InvalidParams("read takes items or filters.ids, not both: drop one", field="filters.ids")
         return [{"id": entry_id} for entry_id in args.filters.ids]
     if not args.items:
-        raise InvalidParams(f"{args.action} needs at least one item", field="items")
+        raise InvalidParams(f"{args.action} needs at least one item: items: [{ITEM_SHAPES[args.action]}] "
+                            f"(at most {MAX_BULK_ITEMS})", field="items", limit=MAX_BULK_ITEMS)
     return list(args.items)
 
 
 def _list_filters(args: MemoryCrudArgs) -> ListFilters:
     f = args.filters or CrudFilters()
     if f.ids is not None:
-        raise InvalidParams("filters.ids is only for read", field="filters.ids")
+        raise InvalidParams("filters.ids is only for read: use action read, or drop filters.ids",
+                            field="filters.ids")
     if args.layer is not None and f.layer is not None and args.layer != f.layer:
-        raise InvalidParams("layer and filters.layer differ", field="filters.layer")
+        raise InvalidParams("layer and filters.layer differ: give one of them", field="filters.layer")
     layer = f.layer or args.layer
     return ListFilters(
         layer=Layer(layer) if layer else None,
@@ -158,14 +176,16 @@ def _change(item: UpdateItem, args: MemoryCrudArgs) -> EntryChange:
     for name in sent:
         value = getattr(item, name)
         if value is None and name != "expires_at":
-            raise InvalidParams(f"{name} cannot be null", field=name)
+            raise InvalidParams(f"{name} cannot be null: leave it out to keep the current value (only expires_at "
+                                "takes null, to clear the expiry)", field=name)
         if name == "layer":
             value = Layer(value)
         elif name == "priority":
             value = Priority(value)
         changes[name] = value
     if not changes:
-        raise InvalidParams("update needs at least one field to change", field="items")
+        raise InvalidParams(f"update needs at least one field to change besides id and if_match: one of "
+                            f"{', '.join(UPDATE_FIELDS)}", field="items", allowed=list(UPDATE_FIELDS))
     return EntryChange(id=item.id, changes=changes, if_match=item.if_match or args.if_match)
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 from agent_memory.tools.contracts import ErrorInfo
+from agent_memory.tools.validation_hints import explain
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -46,18 +47,14 @@ def storage_failure(exc: BaseException, request_id: str) -> DomainError | None:
     return DomainError(f"{EXPLANATIONS[reason]} (request id {request_id})", reason=reason, request_id=request_id)
 
 
-def invalid_params(exc: ValidationError, prefix: str = "") -> InvalidParams:
-    """Turn a pydantic error into INVALID_PARAMS naming the first offending field (never echoing
-    the rejected value)."""
+def invalid_params(exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> InvalidParams:
+    """Turn a pydantic error into INVALID_PARAMS naming the first offending field and how to fix
+    it (allowed values, bounds, the fields that exist: `details.allowed`, `minimum`/`maximum`,
+    `limit`), never echoing the rejected value."""
     first = exc.errors()[0]
     path = _field_path(first["loc"], prefix)
-    if first["type"] == "extra_forbidden":
-        message = f"unknown field {path}"
-    elif first["type"] == "missing":
-        message = f"{path} is required"
-    else:
-        message = f"{path}: {first['msg']}"
-    return InvalidParams(message, field=path)
+    message, hints = explain(first, path, model)
+    return InvalidParams(message, field=path, **hints)
 
 
 def _field_path(loc: tuple[int | str, ...], prefix: str) -> str:
@@ -121,4 +118,4 @@ def parse_model(model: type[ModelT], data: object, prefix: str = "") -> ModelT:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise invalid_params(exc, prefix) from None
+        raise invalid_params(exc, prefix, model) from None

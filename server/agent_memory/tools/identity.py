@@ -11,17 +11,37 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.core.errors import Forbidden
-from agent_memory.core.identity import parse_identity
-from agent_memory.core.models import Caller
+from agent_memory.core.identity import IDENTITY_SHAPE, parse_identity
+from agent_memory.core.models import Caller, Skill
 
 IDENTITY_KEY = "agent-memory/identity"
+CHOOSING = "README section 'Choosing a system type and team'"
+_SOURCES = {"request": "this request's _meta", "initialize": "the initialize request's _meta"}
 
 
-def _claimed(request_meta: Mapping[str, Any] | None, session_meta: Mapping[str, Any] | None) -> object | None:
-    for meta in (request_meta, session_meta):
+def _claimed(request_meta: Mapping[str, Any] | None,
+             session_meta: Mapping[str, Any] | None) -> tuple[object, str] | None:
+    """The claimed identity and where it came from (`request` or `initialize`)."""
+    for meta, source in ((request_meta, "request"), (session_meta, "initialize")):
         if meta and IDENTITY_KEY in meta:
-            return meta[IDENTITY_KEY]
+            return meta[IDENTITY_KEY], source
     return None
+
+
+def _parse(claimed: tuple[object, str], default_skills: frozenset[Skill]) -> Caller:
+    """Parse a claimed identity; a refusal says where the identity was read and what to send.
+
+    Raises:
+        Forbidden: naming the field, with `details.source` and `details.expected`.
+    """
+    raw, source = claimed
+    try:
+        return parse_identity(raw, default_skills=default_skills)
+    except Forbidden as error:
+        said = error.message if error.message.endswith("?") else error.message + "."
+        raise Forbidden(f"{said} Fix the {IDENTITY_KEY} object in {_SOURCES[source]} (set by the "
+                        f"host's MCP configuration); it must be {IDENTITY_SHAPE}; see the {CHOOSING}",
+                        **{**error.details, "source": f"{source}_meta", "expected": IDENTITY_SHAPE}) from None
 
 
 def resolve_caller(request_meta: Mapping[str, Any] | None, session_meta: Mapping[str, Any] | None,
@@ -36,8 +56,8 @@ def resolve_caller(request_meta: Mapping[str, Any] | None, session_meta: Mapping
     Raises:
         Forbidden: the identity object is invalid (the message names the field).
     """
-    raw = _claimed(request_meta, session_meta)
-    return launch if raw is None else parse_identity(raw, default_skills=launch.skills)
+    claimed = _claimed(request_meta, session_meta)
+    return launch if claimed is None else _parse(claimed, launch.skills)
 
 
 def resolve_http_caller(request_meta: Mapping[str, Any] | None, session_meta: Mapping[str, Any] | None,
@@ -49,14 +69,23 @@ def resolve_http_caller(request_meta: Mapping[str, Any] | None, session_meta: Ma
         Forbidden: no authenticated caller, or `_meta` contradicts the token.
     """
     if token_caller is None:
-        raise Forbidden("no authenticated caller on this HTTP request", field="authorization")
-    raw = _claimed(request_meta, session_meta) if trust_meta else None
-    if raw is None:
+        raise Forbidden("no authenticated caller on this HTTP request; send Authorization: Bearer <token> "
+                        "(mint one with agent-memory token issue)", field="authorization")
+    found = _claimed(request_meta, session_meta) if trust_meta else None
+    if found is None:
         return token_caller
-    claimed = parse_identity(raw, default_skills=token_caller.skills)
+    claimed = _parse(found, token_caller.skills)
     for field in ("agent_id", "system_type", "team"):
         if getattr(claimed, field) != getattr(token_caller, field):
-            raise Forbidden(f"agent-memory/identity contradicts the bearer token ({field})", field=field)
+            raise Forbidden(f"agent-memory/identity contradicts the bearer token ({field}): the token says "
+                            f"{getattr(token_caller, field)}; send the token's {field} or leave "
+                            f"agent-memory/identity out (the token alone identifies you)",
+                            field=field, token_value=str(getattr(token_caller, field)))
     if not claimed.skills <= token_caller.skills:
-        raise Forbidden("agent-memory/identity claims skills the bearer token does not grant", field="skills")
+        extra = sorted(s.value for s in claimed.skills - token_caller.skills)
+        raise Forbidden(f"agent-memory/identity claims skills the bearer token does not grant "
+                        f"({', '.join(extra)}); the token grants "
+                        f"{', '.join(sorted(s.value for s in token_caller.skills)) or 'none'}: claim a subset, "
+                        f"or mint a token with those skills", field="skills",
+                        allowed=sorted(s.value for s in token_caller.skills))
     return claimed

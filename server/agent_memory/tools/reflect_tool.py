@@ -48,7 +48,8 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
                               "updated_ids": [], "superseded_ids": [], "consolidation": None, "degraded": None}
     if args.action == "log":
         if not args.turns:
-            raise InvalidParams("log needs turns", field="turns")
+            raise InvalidParams("log needs turns: [{role: user|assistant|tool|system, content, name?, at?}]",
+                                field="turns")
         turns = [Turn(role=t.role, content=t.content, name=t.name, at=t.at) for t in args.turns]
         logged = await sessions.log(call, args.session_id, turns)
         result.update(items=[wire_record(e) for e in logged.entries], turns_processed=len(logged.entries),
@@ -72,4 +73,4 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
 
 def _only_for(args: MemoryReflectArgs, name: str, action: str) -> None:
     if getattr(args, name) is not None and args.action != action:
-        raise InvalidParams(f"{name} is only for the {action} action", field=name)
+        raise InvalidParams(f"{name} is only for the {action} action: drop it, or use action {action}", field=name)

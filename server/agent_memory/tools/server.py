@@ -14,6 +14,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     ListResourcesResult,
@@ -167,8 +168,11 @@ class Dispatcher:
         try:
             caller = _caller(ctx)
         except DomainError as error:
-            log.warning("tools_list_identity_refused", reason=error.message)
-            return ListToolsResult(tools=[])
+            # A JSON-RPC error, not an empty or full list: hosts show a failed tools/list to the
+            # person who wrote the configuration, and an unknown caller has no skills to list.
+            log.warning("tools_list_identity_refused", reason=error.message, field=error.details.get("field"))
+            info = to_error_info(error)
+            raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
         return ListToolsResult(tools=[
             self._definitions[s.name] for s in self._tools.values() if s.skill is None or s.skill in caller.skills
         ])
@@ -188,7 +192,8 @@ class Dispatcher:
         structlog.contextvars.clear_contextvars()
         try:
             if spec is None:
-                raise InvalidParams(f"unknown tool {name}", field="name")
+                raise InvalidParams(f"unknown tool {name}; the tools are {', '.join(self._tools)}", field="name",
+                                    allowed=list(self._tools))
             caller = _caller(ctx)
             fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
             wait = ctx.lifespan_context.rate_limiter.acquire(f"{caller.team}/{caller.agent_id}", time.monotonic())
@@ -196,7 +201,10 @@ class Dispatcher:
                 raise RateLimited(f"too many calls from {caller.agent_id}; retry in {wait:.2f} s",
                                   retry_after_seconds=wait)
             if spec.skill is not None and spec.skill not in caller.skills:
-                raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill", skill=spec.name)
+                granted = ", ".join(sorted(s.value for s in caller.skills)) or "none"
+                raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill (granted: {granted}); "
+                                "skills come with the identity: skills in agent-memory/identity, --skills or "
+                                "MEMORY_SKILLS at launch, or the bearer token's skills", skill=spec.name)
             args = parse_model(spec.args_model, arguments)
             data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args, ctx)
             outcome, is_error = _outcome(data)
@@ -241,14 +249,22 @@ class Dispatcher:
             raise MCPError(-32603, "internal error", internal_error(request_id).model_dump()) from None
 
 
-def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = ()) -> Server[App]:
-    """Build the MCP server. `extra_tools` lets benchmarks add a tool of their own."""
+def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
+                  on_open: Callable[[App | None], None] | None = None) -> Server[App]:
+    """Build the MCP server. `extra_tools` lets benchmarks add a tool of their own; `on_open` is
+    told the opened app (and None when it closes): the memory console serves from it."""
     dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
 
     @asynccontextmanager
     async def lifespan(_: Server[App]) -> AsyncIterator[App]:
         async with open_app(settings) as app:
-            yield app
+            if on_open is not None:
+                on_open(app)
+            try:
+                yield app
+            finally:
+                if on_open is not None:
+                    on_open(None)
 
     return Server(
         "agent-memory",

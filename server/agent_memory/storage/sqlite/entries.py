@@ -9,6 +9,7 @@ from typing import TypeVar
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
 from agent_memory.core.ports import SessionKey
+from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.audit import INSERT_AUDIT, audit_params
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import (
@@ -141,11 +142,16 @@ class SqliteEntryRepository:
         return [row_to_entry(row) for row in rows]
 
 
-def build_list_sql(query: ListQuery, after: Position | None, limit: int) -> tuple[str, tuple[object, ...]]:
-    """Keyset-paginated SELECT, newest first, using the (scope, namespace, created_at, id) index."""
+def build_list_sql(query: ListQuery, after: Position | None, limit: int, *, areas: Sequence[Area] | None = None,
+                   superseded: bool | None = None) -> tuple[str, tuple[object, ...]]:
+    """Keyset-paginated SELECT, newest first, using the (scope, namespace, created_at, id) index.
+    `areas` (the memory console's browse) replaces `query.area`; `superseded` keeps only superseded
+    (True) or only current (False) entries."""
     f = query.filters
-    area, params = area_clause([query.area])
+    area, params = area_clause([query.area] if areas is None else areas)
     where = [area]
+    if superseded is not None:
+        where.append(f"superseded_by IS {'NOT ' if superseded else ''}NULL")
     if not f.include_expired:
         where.append("(expires_at IS NULL OR expires_at > ?)")
         params.append(query.now)

@@ -48,10 +48,13 @@ def area_clause(areas: Sequence[Area], *, alias: str = "", pinned: bool = False,
             params.append(area.scope.value)
         if area.namespace is not None:
             if area.subtree:
+                # One index range [N, N0) holding N and its subtree (and siblings such as N-x or
+                # N.x, which sort before N/), then only N itself or [N/, N0): SQLite searches the
+                # range instead of every row of the scope, as it did for `= N OR (>= N/ AND < N0)`.
                 low, high = subtree_bounds(area.namespace)
                 ns = col("namespace")
-                ands.append(f"({ns} = ? OR ({ns} >= ? AND {ns} < ?))")
-                params += [area.namespace, low, high]
+                ands.append(f"{ns} >= ? AND {ns} < ? AND ({ns} = ? OR {ns} >= ?)")
+                params += [area.namespace, high, area.namespace, low]
             else:
                 ands.append(f"{col('namespace')} = ?")
                 params.append(area.namespace)

@@ -1,0 +1,230 @@
+"""The console's JSON API under /console/api/: each handler calls the services the MCP tool
+handlers call (`run_memory_crud`, `run_memory_retrieve`, `BrowseService`, `reconcile`), so the
+permission gate and the audit are the tools' own. No SQL here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+
+from agent_memory.bootstrap import App
+from agent_memory.console.auth import SignedIn
+from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
+from agent_memory.core.models import Layer, ListFilters, Scope, Skill, Source
+from agent_memory.core.reconcile import Choice, reconcile
+from agent_memory.core.visibility import readable_areas
+from agent_memory.inspection import audit_rows, store_stats, warnings_since_last_call
+from agent_memory.tools.contracts import MemoryCrudArgs
+from agent_memory.tools.crud_tool import run_memory_crud
+from agent_memory.tools.errors import parse_model
+from agent_memory.tools.records import wire_record
+from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs
+from agent_memory.tools.retrieve_tool import run_memory_retrieve
+
+EDITABLE = ("content", "tags", "priority", "confidence", "layer", "expires_at")
+AUDIT_TRAIL_LIMIT = 500
+CONFLICT_QUEUE_LIMIT = 50
+
+
+def _need(signed: SignedIn, skill: Skill) -> None:
+    if skill not in signed.caller.skills and not signed.caller.operator:
+        raise Forbidden(f"agent {signed.caller.agent_id} is not granted the {skill.value} skill", skill=skill.value)
+
+
+def _choice(value: str | None, allowed: type, name: str) -> Any:
+    if value in (None, ""):
+        return None
+    try:
+        return allowed(value)
+    except ValueError:
+        names = ", ".join(v.value for v in allowed)
+        raise InvalidParams(f"{name} must be one of {names}", field=name) from None
+
+
+def _flag(value: str | None, name: str) -> bool | None:
+    if value in (None, ""):
+        return None
+    if value not in ("true", "false"):
+        raise InvalidParams(f"{name} must be true or false", field=name)
+    return value == "true"
+
+
+def _limit(value: str | None, default: int, most: int) -> int:
+    if value in (None, ""):
+        return default
+    if not value.isdigit() or not 1 <= int(value) <= most:
+        raise InvalidParams(f"limit must be 1-{most}", field="limit")
+    return int(value)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise InvalidParams("the request body must be a JSON object", field="body") from None
+    if not isinstance(body, dict):
+        raise InvalidParams("the request body must be a JSON object", field="body")
+    return body
+
+
+async def _crud(app: App, signed: SignedIn, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One memory_crud request, exactly as the tool runs it; an item error becomes the answer."""
+    _need(signed, Skill.CRUD)
+    result = await run_memory_crud(app.crud, signed.call(), parse_model(MemoryCrudArgs, arguments))
+    if result["errors"]:
+        error = result["errors"][0]
+        raise _error_from_wire(error)
+    return result
+
+
+class WireError(DomainError):
+    """An error the tool handler already put in wire form."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message, **details)
+        self.code = code  # type: ignore[misc]
+
+
+def _error_from_wire(error: dict[str, Any]) -> DomainError:
+    details = {k: v for k, v in (error.get("details") or {}).items() if k != "index"}
+    return WireError(str(error["code"]), str(error["message"]), details)
+
+
+async def whoami(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    claims = signed.claims.as_dict()
+    return {**claims, "operator": signed.caller.operator}
+
+
+async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    _need(signed, Skill.CRUD)
+    q = request.query_params
+    scope = _choice(q.get("scope"), Scope, "scope")
+    filters = ListFilters(
+        layer=_choice(q.get("layer"), Layer, "layer"),
+        tags=tuple(t.strip() for t in (q.get("tags") or "").split(",") if t.strip()),
+        source=_choice(q.get("source"), Source, "source"),
+        owner_agent_id=q.get("owner") or None,
+        conflict=_flag(q.get("conflict"), "conflict"),
+    )
+    page = await app.browse.browse(signed.call("list"), scopes=(scope,) if scope else (),
+                                   namespace=(q.get("namespace") or "").strip("/") or None, filters=filters,
+                                   superseded=_flag(q.get("superseded"), "superseded"),
+                                   cursor=q.get("cursor") or None, limit=_limit(q.get("limit"), 25, 100))
+    return {"items": [wire_record(e) for e in page.items], "next_cursor": page.next_cursor,
+            "has_more": page.has_more}
+
+
+async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """One entry (read as `memory_crud read` reads it) and its own audit trail."""
+    _need(signed, Skill.CRUD)
+    found = await app.crud.read_by_id(signed.call("read"), request.path_params["entry_id"])
+    trail = await audit_rows(app.db, entry_id=found.id, limit=AUDIT_TRAIL_LIMIT)
+    return {"entry": wire_record(found), "audit": trail}
+
+
+async def _locate(app: App, signed: SignedIn, entry_id: str) -> tuple[str, str]:
+    found = await app.crud.read_by_id(signed.call("read"), entry_id)
+    return found.scope.value, found.namespace
+
+
+async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """`memory_crud update` of one entry; `if_match` is required (the console always knows it)."""
+    body = await _body(request)
+    unknown = sorted(set(body) - set(EDITABLE) - {"if_match"})
+    if unknown:
+        raise InvalidParams(f"{unknown[0]} cannot be edited here", field=unknown[0])
+    if not body.get("if_match"):
+        raise InvalidParams("if_match (the etag you edited) is required", field="if_match")
+    entry_id = request.path_params["entry_id"]
+    scope, namespace = await _locate(app, signed, entry_id)
+    item = {"id": entry_id, **{k: body[k] for k in EDITABLE if k in body}}
+    result = await _crud(app, signed, {"action": "update", "scope": scope, "namespace": namespace, "items": [item],
+                                       "if_match": body["if_match"]})
+    return {"entry": result["items"][0]}
+
+
+async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    entry_id = request.path_params["entry_id"]
+    if_match = request.query_params.get("if_match")
+    if not if_match:
+        raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
+    scope, namespace = await _locate(app, signed, entry_id)
+    result = await _crud(app, signed, {"action": "delete", "scope": scope, "namespace": namespace,
+                                       "items": [{"id": entry_id}], "if_match": if_match})
+    return {"deleted": result["items"][0]["id"]}
+
+
+async def conflicts(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """Pending conflict entries the caller may read, each beside its original."""
+    _need(signed, Skill.CRUD)
+    page = await app.browse.browse(signed.call("list"), filters=ListFilters(conflict=True),
+                                   cursor=request.query_params.get("cursor") or None, limit=CONFLICT_QUEUE_LIMIT)
+    pairs = []
+    for pending in page.items:
+        original = None
+        if pending.conflict_of is not None:
+            try:
+                original = wire_record(await app.crud.read(signed.call("read"), pending.scope, pending.namespace,
+                                                           pending.conflict_of))
+            except DomainError:  # the original is gone (deleted or expired): only "keep" is left
+                original = None
+        pairs.append({"conflict": wire_record(pending), "original": original})
+    return {"items": pairs, "next_cursor": page.next_cursor, "has_more": page.has_more}
+
+
+async def resolve(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    _need(signed, Skill.CRUD)
+    body = await _body(request)
+    choice = _choice(body.get("choice"), Choice, "choice")
+    if choice is None:
+        raise InvalidParams("choice is required", field="choice")
+    etag = body.get("original_etag")
+    if not isinstance(etag, str) or not etag:
+        raise InvalidParams("original_etag is required", field="original_etag")
+    content = body.get("content")
+    if content is not None and not isinstance(content, str):
+        raise InvalidParams("content must be text", field="content")
+    done = await reconcile(app.crud, signed.call(), request.path_params["entry_id"], choice, original_etag=etag,
+                           merged_content=content)
+    return {"original": wire_record(done.original), "removed_conflict_id": done.removed_conflict_id}
+
+
+async def search(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """`memory_retrieve`, as the tool runs it (each item with its score parts)."""
+    _need(signed, Skill.RETRIEVE)
+    q = request.query_params
+    arguments: dict[str, Any] = {"query": q.get("q", ""), "mode": q.get("mode") or "hybrid",
+                                 "limit": _limit(q.get("limit"), 10, 50)}
+    if q.get("scope"):
+        arguments["scopes"] = [q["scope"]]
+    if q.get("min_score"):
+        try:
+            arguments["min_score"] = float(q["min_score"])
+        except ValueError:
+            raise InvalidParams("min_score must be a number", field="min_score") from None
+    args = parse_model(MemoryRetrieveArgs, arguments)
+    return await run_memory_retrieve(app.retrieval, app.settings, signed.call("memory_retrieval"), args)
+
+
+async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """Tool calls and latency percentiles, retrieval hit rate and injection size, and the store
+    (only what the caller may read, unless an operator)."""
+    settings = app.settings
+    areas = None if signed.caller.operator else readable_areas(signed.caller)
+    store = await store_stats(app.db, sqlite_file=settings.sqlite_file,
+                              chroma_dir=None if settings.chroma_host else settings.chroma_dir, areas=areas)
+    return {"tools": app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot(), "store": store}
+
+
+async def warnings(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """WARNING and ERROR lines new since the last `agent-memory warnings` (operators only: log
+    lines name every team). Reading them here does not mark them seen."""
+    if not signed.caller.operator:
+        raise Forbidden("the server's warnings are shown to operator tokens only")
+    if app.settings.log_dir is None:
+        return {"since": None, "summary": [], "latest": [], "note": "the list store keeps no log file"}
+    report = warnings_since_last_call(app.settings.log_dir, remember=False)
+    return {"since": report.since,
+            "summary": [{"level": lv, "event": ev, "count": n, "last": last} for lv, ev, n, last in report.summary()],
+            "latest": report.lines[-20:]}

@@ -1,0 +1,130 @@
+"""The console's ASGI app (static pages and the JSON API) and the router that puts it in front of
+the MCP app at /console/. The pages load without a token; every API request needs one."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agent_memory.bootstrap import App
+from agent_memory.console import api
+from agent_memory.console.auth import SignedIn, sign_in
+from agent_memory.core.errors import DomainError
+from agent_memory.core.ids import new_request_id
+from agent_memory.core.tokens import TokenError
+from agent_memory.tools.errors import internal_error, storage_failure, to_error_info
+
+STATIC = Path(__file__).with_name("static")
+PREFIX = "/console"
+STATUS = {"INVALID_PARAMS": 400, "FORBIDDEN": 403, "NOT_FOUND": 404, "CONFLICT": 409, "RATE_LIMITED": 429,
+          "NOT_IMPLEMENTED": 501, "INTERNAL": 500}
+Handler = Callable[[Request, App, SignedIn], Awaitable[dict[str, Any]]]
+
+log = structlog.get_logger("agent_memory.console")
+
+
+class AppSlot:
+    """Where the running server's app (opened by the MCP lifespan) is found; None until then."""
+
+    def __init__(self) -> None:
+        self.app: App | None = None
+
+    def set(self, app: App | None) -> None:
+        self.app = app
+
+
+def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
+    headers = {"www-authenticate": 'Bearer error="invalid_token"'} if status == 401 else None
+    return JSONResponse({"code": code, "message": message, "details": details or {}}, status_code=status,
+                        headers=headers)
+
+
+def _endpoint(handler: Handler, slot: AppSlot, secret: bytes) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        app = slot.app
+        if app is None:
+            return _error(503, "INTERNAL", "the server is starting or stopping; retry")
+        try:
+            signed = await sign_in(request, secret, app.audit)
+        except TokenError as error:
+            log.warning("console_unauthorized", reason=str(error), path=request.url.path)
+            return _error(401, "FORBIDDEN", f"sign in with a valid bearer token: {error}",
+                          {"reason": "invalid_token"})
+        try:
+            return JSONResponse(await handler(request, app, signed), headers={"cache-control": "no-store"})
+        except DomainError as error:
+            info = to_error_info(error)
+            return _error(STATUS.get(info.code, 500), info.code, info.message, info.details)
+        except Exception as exc:
+            request_id = new_request_id()
+            refused = storage_failure(exc, request_id)
+            if refused is not None:
+                info = to_error_info(refused)
+                return _error(500, info.code, info.message, info.details)
+            log.exception("console_failed", request_id=request_id, path=request.url.path)
+            info = internal_error(request_id)
+            return _error(500, info.code, info.message, info.details)
+
+    return endpoint
+
+
+def console_app(slot: AppSlot, secret: bytes) -> Starlette:
+    def route(path: str, handler: Handler, methods: list[str]) -> Route:
+        return Route(f"{PREFIX}/api{path}", _endpoint(handler, slot, secret), methods=methods)
+
+    routes = [
+        route("/whoami", api.whoami, ["GET"]),
+        route("/entries", api.browse, ["GET"]),
+        route("/entries/{entry_id}", api.entry, ["GET"]),
+        route("/entries/{entry_id}", api.edit, ["PATCH"]),
+        route("/entries/{entry_id}", api.delete, ["DELETE"]),
+        route("/conflicts", api.conflicts, ["GET"]),
+        route("/conflicts/{entry_id}/resolve", api.resolve, ["POST"]),
+        route("/search", api.search, ["GET"]),
+        route("/metrics", api.metrics, ["GET"]),
+        route("/warnings", api.warnings, ["GET"]),
+        Route(PREFIX, lambda request: RedirectResponse(f"{PREFIX}/"), methods=["GET"]),
+        Mount(PREFIX, StaticFiles(directory=STATIC, html=True)),
+    ]
+    return Starlette(routes=routes)
+
+
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
+
+
+def _hardened(send: Send) -> Send:
+    """Console responses: only the console's own scripts and styles run, never inside a frame."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+        await send(message)
+
+    return sending
+
+
+def with_console(main: ASGIApp, console: ASGIApp) -> ASGIApp:
+    """Requests for /console and below go to the console (its own sign-in), everything else
+    (including the lifespan) to `main`."""
+
+    async def router(scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == PREFIX or path.startswith(PREFIX + "/"):
+            await console(scope, receive, _hardened(send))
+        else:
+            await main(scope, receive, send)
+
+    return router

@@ -1,0 +1,399 @@
+// The agent-memory console: plain JavaScript, no libraries, no build step. Every action is a call
+// to /console/api/ with the bearer token, which the server checks like an MCP request.
+"use strict";
+
+const API = "api";
+const KEY = "agent-memory-console-token";
+const main = document.getElementById("main");
+const statusLine = document.getElementById("status");
+let me = null;
+let metricsTimer = null;
+const samples = [];
+
+// -- helpers ---------------------------------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function say(text, isError) {
+  statusLine.textContent = text || "";
+  statusLine.className = isError ? "error" : "";
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes.flat(2).filter((n) => n !== null && n !== undefined && n !== false));
+}
+
+async function call(method, path, body) {
+  const options = { method, headers: { Authorization: "Bearer " + sessionStorage.getItem(KEY) } };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(API + path, options);
+  const data = await response.json().catch(() => ({ code: "INTERNAL", message: "unreadable answer" }));
+  if (response.status === 401) {
+    sessionStorage.removeItem(KEY);
+    signInPage(data.message);
+    throw new Error(data.message);
+  }
+  if (!response.ok) {
+    const error = new Error(data.code + ": " + data.message);
+    error.data = data;
+    throw error;
+  }
+  return data;
+}
+
+function query(params) {
+  const parts = Object.entries(params).filter(([, v]) => v !== "" && v !== null && v !== undefined)
+    .map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v));
+  return parts.length ? "?" + parts.join("&") : "";
+}
+
+function select(name, values, current) {
+  return h("select", { name }, h("option", { value: "" }, "any"),
+    values.map((v) => h("option", { value: v, selected: v === current }, v)));
+}
+
+function field(label, control) {
+  return h("label", {}, label, control);
+}
+
+function tags(list) {
+  return list.map((t) => h("span", { class: "tag" }, t));
+}
+
+function flags(e) {
+  return [e.conflict ? h("span", { class: "flag" }, "conflict ") : null,
+    e.superseded_by ? h("span", { class: "flag" }, "superseded ") : null,
+    e.compacted ? h("span", { class: "muted" }, "compacted") : null];
+}
+
+function entryLink(id) {
+  return h("a", { href: "#/entry/" + encodeURIComponent(id), class: "entry-link", "data-id": id }, id);
+}
+
+async function guarded(work) {
+  try {
+    say("");
+    await work();
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
+// -- sign in ---------------------------------------------------------------------------------
+
+function signInPage(reason) {
+  me = null;
+  document.getElementById("nav").hidden = true;
+  document.getElementById("sign-out").hidden = true;
+  document.getElementById("who").textContent = "";
+  const input = h("textarea", { id: "token-input", placeholder: "am1.…", rows: 3 });
+  show(h("h2", {}, "Sign in"),
+    h("p", {}, "Paste a bearer token (agent-memory token issue …, or --operator for every scope)."),
+    reason ? h("p", { class: "error" }, reason) : null,
+    input,
+    h("p", {}, h("button", { id: "sign-in", onclick: () => signIn(input.value.trim()) }, "Sign in")));
+}
+
+async function signIn(token) {
+  if (!token) return say("paste a token first", true);
+  sessionStorage.setItem(KEY, token);
+  await guarded(async () => {
+    me = await call("GET", "/whoami");
+    document.getElementById("nav").hidden = false;
+    document.getElementById("sign-out").hidden = false;
+    document.getElementById("nav-warnings").hidden = !me.operator;
+    document.getElementById("who").textContent = `${me.operator ? "OPERATOR " : ""}${me.agent_id} · ` +
+      `${me.system_type} · team ${me.team}`;
+    route();
+  });
+}
+
+document.getElementById("sign-out").addEventListener("click", () => {
+  sessionStorage.removeItem(KEY);
+  location.hash = "";
+  signInPage("signed out");
+});
+
+// -- browse ----------------------------------------------------------------------------------
+
+async function browsePage(params) {
+  const form = h("form", { class: "filters", id: "filters" },
+    field("scope", select("scope", ["agent", "team", "global"], params.scope)),
+    field("namespace (and below)", h("input", { name: "namespace", value: params.namespace || "" })),
+    field("layer", select("layer", ["working", "session", "long_term", "meta"], params.layer)),
+    field("tags (all of)", h("input", { name: "tags", value: params.tags || "" })),
+    field("source", select("source", ["manual", "reflection", "tool", "import"], params.source)),
+    field("conflict", select("conflict", ["true", "false"], params.conflict)),
+    field("superseded", select("superseded", ["true", "false"], params.superseded)),
+    h("button", { type: "submit", id: "apply-filters" }, "Apply"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = "#/browse" + query(Object.fromEntries(new FormData(form)));
+  });
+  const body = h("tbody", { id: "entries" });
+  const more = h("button", { id: "more", hidden: true }, "More");
+  show(h("h2", {}, "Browse"), form, h("table", {},
+    h("thead", {}, h("tr", {}, ["id", "scope", "namespace", "layer", "tags", "source", "updated", "", "content"]
+      .map((t) => h("th", {}, t)))), body), h("p", {}, more));
+  let cursor = null;
+  async function load() {
+    const page = await call("GET", "/entries" + query({ ...params, cursor }));
+    for (const e of page.items) {
+      body.append(h("tr", { "data-id": e.id }, h("td", {}, entryLink(e.id)), h("td", {}, e.scope),
+        h("td", {}, e.namespace), h("td", {}, e.layer), h("td", {}, tags(e.tags)), h("td", {}, e.source),
+        h("td", {}, e.updated_at), h("td", {}, flags(e)), h("td", {}, e.content.slice(0, 160))));
+    }
+    if (!page.items.length && !cursor) body.append(h("tr", {}, h("td", { colspan: 9 }, "nothing here")));
+    cursor = page.next_cursor;
+    more.hidden = !page.has_more;
+  }
+  more.addEventListener("click", () => guarded(load));
+  await load();
+}
+
+// -- one entry -------------------------------------------------------------------------------
+
+async function entryPage(id) {
+  const data = await call("GET", "/entries/" + encodeURIComponent(id));
+  const e = data.entry;
+  const meta = h("table", { id: "entry-meta" }, ["id", "scope", "namespace", "team", "owner_agent_id", "layer",
+    "priority", "source", "confidence", "tags", "created_at", "updated_at", "expires_at", "version", "etag",
+    "conflict", "conflict_of", "superseded_by", "promoted_from", "session_id"]
+    .map((k) => h("tr", {}, h("th", {}, k), h("td", { "data-field": k },
+      k === "tags" ? tags(e.tags) : (k === "conflict_of" || k === "superseded_by" || k === "promoted_from") &&
+        e[k] ? entryLink(e[k]) : e[k] === null ? "" : String(e[k])))));
+  const content = h("textarea", { id: "edit-content" }, e.content);
+  const tagInput = h("input", { id: "edit-tags", value: e.tags.join(", ") });
+  const priority = h("select", { id: "edit-priority" },
+    ["low", "medium", "high"].map((p) => h("option", { selected: p === e.priority }, p)));
+  const confidence = h("input", { id: "edit-confidence", type: "number", min: 0, max: 1, step: 0.05,
+    value: e.confidence });
+  const save = h("button", { id: "save", onclick: () => guarded(async () => {
+    const changed = { if_match: e.etag, content: content.value, priority: priority.value,
+      confidence: Number(confidence.value),
+      tags: tagInput.value.split(",").map((t) => t.trim()).filter(Boolean) };
+    try {
+      await call("PATCH", "/entries/" + encodeURIComponent(e.id), changed);
+      await entryPage(e.id);
+      say("saved");
+    } catch (error) {
+      const d = (error.data || {}).details || {};
+      if (d.conflict_id) {
+        say(`someone changed this entry first: your edit was kept as conflict ${d.conflict_id} (see Conflicts)`, true);
+      } else throw error;
+    }
+  }) }, "Save");
+  const del = h("button", { id: "delete", onclick: () => {
+    del.replaceWith(h("button", { id: "confirm-delete", onclick: () => guarded(async () => {
+      await call("DELETE", "/entries/" + encodeURIComponent(e.id) + query({ if_match: e.etag }));
+      location.hash = "#/browse";
+      say("deleted " + e.id);
+    }) }, "Really delete " + e.id + "?"));
+  } }, "Delete");
+  const editable = !e.conflict;
+  show(h("h2", {}, "Entry ", e.id), meta,
+    h("h2", {}, "Content"),
+    editable ? h("div", {}, content, h("form", { class: "row", onsubmit: (ev) => ev.preventDefault() },
+      field("tags (comma-separated)", tagInput), field("priority", priority), field("confidence", confidence),
+      save, del))
+      : h("div", {}, h("pre", { class: "content" }, e.content),
+        h("p", {}, "A conflict entry: reconcile it in ", h("a", { href: "#/conflicts" }, "Conflicts"), ". "), del),
+    h("h2", {}, "Audit trail"),
+    h("table", { id: "audit" }, h("thead", {}, h("tr", {}, ["at", "agent", "tool", "action", "outcome", "details"]
+      .map((t) => h("th", {}, t)))),
+    h("tbody", {}, data.audit.map((row) => h("tr", { class: "audit-row" }, h("td", {}, row.at),
+      h("td", {}, `${row.agent_id} (${row.system_type}, ${row.team})`), h("td", {}, row.tool),
+      h("td", {}, row.action), h("td", {}, row.outcome), h("td", {}, JSON.stringify(row.details)))))));
+}
+
+// -- search ----------------------------------------------------------------------------------
+
+async function searchPage(params) {
+  const form = h("form", { class: "filters", id: "search-form" },
+    field("query", h("input", { name: "q", id: "search-q", value: params.q || "", size: 40 })),
+    field("mode", select("mode", ["hybrid", "semantic", "keyword"], params.mode)),
+    field("scope", select("scope", ["agent", "team", "global"], params.scope)),
+    field("min score", h("input", { name: "min_score", value: params.min_score || "", size: 4 })),
+    h("button", { type: "submit" }, "Search"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = "#/search" + query(Object.fromEntries(new FormData(form)));
+  });
+  show(h("h2", {}, "Search (memory_retrieve)"), form);
+  if (!params.q) return;
+  const result = await call("GET", "/search" + query(params));
+  const partNames = result.items.length ? Object.keys(result.items[0].score_parts) : [];
+  main.append(h("p", { class: "muted" }, `${result.items.length} found · ${result.used_chars}/${result.budget_chars}` +
+      ` chars injected · dropped ${result.dropped}` + (result.degraded ? " · degraded: " + result.degraded : "")),
+    h("table", { id: "results" }, h("thead", {}, h("tr", {}, ["id", "score", ...partNames, "content"]
+      .map((t) => h("th", {}, t)))),
+    h("tbody", {}, result.items.map((item) => h("tr", {}, h("td", {}, entryLink(item.id)),
+      h("td", {}, item.score.toFixed(3)), partNames.map((p) => h("td", {}, Number(item.score_parts[p]).toFixed(3))),
+      h("td", {}, item.content))))),
+    h("h2", {}, "Injected context"), h("pre", { class: "content" }, result.context));
+}
+
+// -- conflicts -------------------------------------------------------------------------------
+
+function side(title, e) {
+  if (!e) return h("div", {}, h("h3", {}, title), h("p", { class: "muted" }, "the original is gone"));
+  return h("div", {}, h("h3", {}, title, " ", entryLink(e.id)),
+    h("div", { class: "muted" }, `v${e.version} · ${e.owner_agent_id} · ${e.updated_at} · ${e.priority} · ` +
+      `confidence ${e.confidence}`), tags(e.tags), h("pre", {}, e.content));
+}
+
+async function conflictsPage() {
+  const page = await call("GET", "/conflicts");
+  show(h("h2", {}, "Conflict queue"), page.items.length ? null : h("p", { id: "no-conflicts" }, "No conflicts."),
+    page.items.map(({ conflict, original }) => {
+      const resolve = (choice, content) => guarded(async () => {
+        await call("POST", "/conflicts/" + encodeURIComponent(conflict.id) + "/resolve",
+          { choice, original_etag: original ? original.etag : "", content });
+        say(`resolved ${conflict.id} (${choice})`);
+        await conflictsPage();
+      });
+      const actions = h("div", { class: "actions" });
+      const mergeBox = h("div", { class: "actions" });
+      if (original) {
+        actions.append(
+          h("button", { class: "keep", onclick: () => resolve("keep_original") }, "Keep original"),
+          h("button", { class: "take", onclick: () => resolve("take_this") }, "Take this"),
+          h("button", { class: "merge", onclick: () => {
+            const text = h("textarea", { class: "merge-text" }, original.content + "\n" + conflict.content);
+            mergeBox.replaceChildren(text, h("button", { class: "save-merge",
+              onclick: () => resolve("merge", text.value) }, "Save merged"));
+          } }, "Merge by editing"));
+      } else {
+        actions.append(h("button", { class: "discard", onclick: () => guarded(async () => {
+          await call("DELETE", "/entries/" + encodeURIComponent(conflict.id) + query({ if_match: conflict.etag }));
+          await conflictsPage();
+        }) }, "Discard conflict"));
+      }
+      return h("div", { class: "pair", "data-conflict": conflict.id }, side("Original", original),
+        side("Conflicting change", conflict), actions, mergeBox);
+    }));
+}
+
+// -- metrics ---------------------------------------------------------------------------------
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function barChart(title, rows, unit) {  // rows: [label, [values...]]; series colours in order
+  const colours = ["#3b82f6", "#f59e0b", "#ef4444"];
+  const width = 360;
+  const rowHeight = 18 * Math.max(1, rows[0] ? rows[0][1].length : 1) + 8;
+  const max = Math.max(1e-9, ...rows.flatMap(([, vs]) => vs));
+  const chart = svg("svg", { width, height: rows.length * rowHeight + 10, role: "img" });
+  rows.forEach(([label, values], i) => {
+    const y = i * rowHeight + 4;
+    chart.append(svg("text", { x: 0, y: y + 13, "font-size": 11 }, label));
+    values.forEach((v, j) => {
+      const w = Math.max(1, (v / max) * (width - 190));
+      chart.append(svg("rect", { x: 120, y: y + j * 18, width: w, height: 14, fill: colours[j % 3] }),
+        svg("text", { x: 124 + w, y: y + j * 18 + 11, "font-size": 10 }, `${v}${unit}`));
+    });
+  });
+  return h("div", { class: "chart" }, h("strong", {}, title), h("br"), chart);
+}
+
+function sparkline(title, values) {
+  const width = 360;
+  const height = 60;
+  const max = Math.max(1, ...values);
+  const step = width / Math.max(1, values.length - 1);
+  const points = values.map((v, i) => `${(i * step).toFixed(1)},${(height - (v / max) * (height - 4)).toFixed(1)}`);
+  return h("div", { class: "chart" }, h("strong", {}, title),
+    h("span", { class: "muted" }, ` now ${values[values.length - 1] ?? 0}, max ${max}`), h("br"),
+    svg("svg", { width, height, role: "img" },
+      svg("polyline", { points: points.join(" "), fill: "none", stroke: "#3b82f6", "stroke-width": 2 })));
+}
+
+async function metricsPage() {
+  const data = await call("GET", "/metrics");
+  const tools = Object.entries(data.tools.tools);
+  const calls = tools.reduce((n, [, t]) => n + t.calls, 0);
+  samples.push({ calls, backlog: data.store.vector_outbox_backlog });
+  if (samples.length > 60) samples.shift();
+  const r = data.retrieval;
+  show(h("h2", {}, "Metrics"),
+    h("table", { id: "metrics-summary" }, [
+      ["tool calls", calls], ["retrievals", r.retrievals], ["retrieval hit rate", r.hit_rate],
+      ["mean injected chars", r.mean_injected_chars], ["vector outbox backlog", data.store.vector_outbox_backlog],
+      ["entries (you may read)", data.store.entries], ["pending conflicts", data.store.conflicts]]
+      .map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))),
+    h("div", { class: "charts" },
+      barChart("calls per tool", tools.map(([name, t]) => [name, [t.calls]]), ""),
+      barChart("latency p50 / p95 / p99", tools.map(([name, t]) =>
+        [name, [t.latency_ms.p50, t.latency_ms.p95, t.latency_ms.p99]]), " ms"),
+      barChart("entries by scope", Object.entries(data.store.by_scope).map(([k, v]) => [k, [v]]), ""),
+      sparkline("tool calls (this page, every 5 s)", samples.map((p) => p.calls)),
+      sparkline("vector outbox backlog", samples.map((p) => p.backlog))),
+    h("p", { class: "muted" }, "Counters are this server process's since it started."));
+  metricsTimer = setTimeout(() => guarded(metricsPage), 5000);
+}
+
+// -- warnings --------------------------------------------------------------------------------
+
+async function warningsPage() {
+  const data = await call("GET", "/warnings");
+  show(h("h2", {}, "Warnings ", h("span", { class: "muted" }, data.since ? "new since " + data.since : "all kept")),
+    data.summary.length ? h("table", { id: "warnings" }, h("tr", {}, ["count", "level", "event", "last"]
+      .map((t) => h("th", {}, t))), data.summary.map((s) => h("tr", {}, h("td", {}, s.count), h("td", {}, s.level),
+      h("td", {}, s.event), h("td", {}, s.last)))) : h("p", {}, "No new warnings."),
+    h("h2", {}, "Latest"), data.latest.map((line) => h("pre", { class: "content" }, JSON.stringify(line))));
+}
+
+// -- routing ---------------------------------------------------------------------------------
+
+function route() {
+  if (!me) return;
+  clearTimeout(metricsTimer);
+  const [path, search] = (location.hash.slice(1) || "/browse").split("?");
+  const params = Object.fromEntries(new URLSearchParams(search || ""));
+  const parts = path.split("/").filter(Boolean);
+  const pages = {
+    browse: () => browsePage(params),
+    entry: () => entryPage(decodeURIComponent(parts[1] || "")),
+    search: () => searchPage(params),
+    conflicts: () => conflictsPage(),
+    metrics: () => metricsPage(),
+    warnings: () => warningsPage(),
+  };
+  guarded(pages[parts[0]] || pages.browse);
+}
+
+window.addEventListener("hashchange", route);
+
+(function start() {
+  const fromUrl = /[#&]token=([^&]+)/.exec(location.hash);
+  if (fromUrl) {  // `agent-memory console` prints a URL with the token in the fragment
+    history.replaceState(null, "", location.pathname + "#/browse");
+    signIn(decodeURIComponent(fromUrl[1]));
+  } else if (sessionStorage.getItem(KEY)) {
+    signIn(sessionStorage.getItem(KEY));
+  } else {
+    signInPage();
+  }
+})();

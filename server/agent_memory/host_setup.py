@@ -1,0 +1,169 @@
+"""`agent-memory setup HOST`: the MCP host configuration that launches this installation, printed
+or merged into the host's own file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Host:
+    title: str
+    servers_key: str  # the file's object of servers by name
+    default_agent_id: str
+    stdio_type: bool  # the entry names its transport ("type": "stdio")
+
+    def config_file(self, name: str) -> Path:
+        """The host's configuration file on this machine (VS Code: the workspace in the current directory)."""
+        home = Path.home()
+        if name == "cursor":
+            return home / ".cursor" / "mcp.json"
+        if name == "vscode":
+            return Path.cwd() / ".vscode" / "mcp.json"
+        if sys.platform == "darwin":
+            return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+        if sys.platform == "win32":
+            return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / "Claude" / \
+                "claude_desktop_config.json"
+        return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude" / "claude_desktop_config.json"
+
+
+HOSTS = {
+    "claude-desktop": Host("Claude Desktop", "mcpServers", "claude-desktop", stdio_type=False),
+    "vscode": Host("VS Code", "servers", "vscode-copilot", stdio_type=True),
+    "cursor": Host("Cursor", "mcpServers", "cursor", stdio_type=False),
+}
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    setup = commands.add_parser(
+        "setup", help="print (or with --write, add) the config that makes an MCP host launch this server",
+        description="Prints the host's MCP configuration for this installation: the absolute path of the installed "
+                    "agent-memory command and the launch identity. With --write, merges it into the host's file "
+                    "(Claude Desktop: its claude_desktop_config.json; VS Code: .vscode/mcp.json in the current "
+                    "directory; Cursor: ~/.cursor/mcp.json), keeping the other servers and backing the file up "
+                    "first. Exit codes: 0 done, 1 the file cannot be read or written, 2 invalid arguments.")
+    setup.add_argument("host", choices=sorted(HOSTS))
+    setup.add_argument("--agent-id", dest="setup_agent_id",
+                       help="the agent's id (default: claude-desktop, vscode-copilot or cursor)")
+    setup.add_argument("--system-type", dest="setup_system_type", default="sys1",
+                       help="VSM system type sys1..sys5 (default sys1)")
+    setup.add_argument("--team", dest="setup_team", default="default", help="team (default: default)")
+    setup.add_argument("--name", dest="setup_name", default="agent-memory",
+                       help="the server's name in the host's file (default: agent-memory)")
+    setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
+    setup.add_argument("--file", dest="setup_file", help="the file to merge into instead of the host's usual one")
+
+
+def installed_command() -> list[str]:
+    """How to launch this installation from anywhere: the absolute path of the `agent-memory`
+    script that is running (or the one beside this Python), else this Python with `-m agent_memory`."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).stem == "agent-memory":
+        found = argv0 if os.sep in argv0 or (os.altsep and os.altsep in argv0) else shutil.which(argv0)
+        if found and Path(found).is_file():
+            return [str(Path(found).resolve())]
+    found = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or shutil.which("agent-memory")
+    if found:
+        return [str(Path(found).resolve())]
+    # Not resolved: a virtual environment's python is a link whose target would leave the environment.
+    return [os.path.abspath(sys.executable), "-m", "agent_memory"]
+
+
+def server_entry(host: Host, command: list[str], agent_id: str, system_type: str, team: str) -> dict:
+    entry: dict = {"type": "stdio"} if host.stdio_type else {}
+    entry["command"] = command[0]
+    entry["args"] = [*command[1:], "serve", "--agent-id", agent_id, "--system-type", system_type, "--team", team]
+    return entry
+
+
+def run(options: argparse.Namespace) -> int:
+    from agent_memory.core.errors import Forbidden
+    from agent_memory.core.identity import parse_identity
+    from agent_memory.core.models import ALL_SKILLS
+
+    host = HOSTS[options.host]
+    agent_id = options.setup_agent_id or host.default_agent_id
+    try:
+        caller = parse_identity({"agent_id": agent_id, "system_type": options.setup_system_type,
+                                 "team": options.setup_team}, default_skills=ALL_SKILLS)
+    except Forbidden as exc:
+        print(f"agent-memory: setup: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    if not options.setup_name.strip():
+        print("agent-memory: setup: --name must not be empty", file=sys.stderr)
+        return EXIT_USAGE
+    entry = server_entry(host, installed_command(), caller.agent_id, caller.system_type.value, caller.team)
+    target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)
+    if not options.write:
+        print(json.dumps({host.servers_key: {options.setup_name: entry}}, indent=2))
+        print(f"setup: add this to {target} (or run again with --write), then restart {host.title}",
+              file=sys.stderr)
+        return EXIT_OK
+    try:
+        replaced, backup = merge_into(target, host.servers_key, options.setup_name, entry)
+    except SetupError as exc:
+        print(f"agent-memory: setup: {exc}; nothing written. Without --write this command prints the lines to "
+              "add by hand.", file=sys.stderr)
+        return EXIT_FAILED
+    done = "replaced" if replaced else "added"
+    kept = f"; the previous file is kept as {backup}" if backup else ""
+    print(f"setup: {done} server '{options.setup_name}' in {target}{kept}; restart {host.title} to use it",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+class SetupError(Exception):
+    """The host's file cannot be merged into; the message says why."""
+
+
+def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bool, Path | None]:
+    """Put `entry` under `servers_key`/`name` in the JSON file `path`, keeping everything else; the
+    old file is copied aside first. Returns (an entry of that name was replaced, the backup)."""
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise SetupError(f"{path} is not plain JSON ({exc}; comments are not supported)") from None
+    if not isinstance(data, dict):
+        raise SetupError(f"{path} does not hold a JSON object")
+    servers = data.setdefault(servers_key, {})
+    if not isinstance(servers, dict):
+        raise SetupError(f'"{servers_key}" in {path} is not a JSON object')
+    replaced = name in servers
+    servers[name] = entry
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        backup = _backup(path) if path.exists() else None
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                         delete=False) as out:
+            json.dump(data, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+        if backup is not None:
+            shutil.copymode(backup, out.name)
+        os.replace(out.name, path)
+    except OSError as exc:
+        raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return replaced, backup
+
+
+def _backup(path: Path) -> Path:
+    backup = path.with_name(path.name + ".bak")
+    number = 0
+    while backup.exists():
+        number += 1
+        backup = path.with_name(f"{path.name}.bak.{number}")
+    shutil.copy2(path, backup)
+    return backup

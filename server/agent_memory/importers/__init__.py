@@ -1,0 +1,49 @@
+"""Imports into agent-memory from other memory stores and from plain notes.
+
+One reader module per format (pure: input in, `Draft`s and `Bad`s out), `placement` (where a
+draft lands and the entry it becomes), `writer` (storage: insert, outbox, audit) and `command`
+(the `agent-memory import --from FORMAT` command). `export` records are read by
+`agent_memory.transfer`, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the readers are imported when used: the command line parses without them
+    from agent_memory.importers.drafts import Bad, Draft
+
+FORMATS = ("export", "notes", "markdown", "kg-jsonl", "mem0", "basic-memory")
+FOLDER_FORMATS = ("markdown", "basic-memory")
+
+
+def read_lines(fmt: str, lines: Iterable[str]) -> Iterator[Draft | Bad]:
+    """Drafts of a line-based format (`notes`, `kg-jsonl`, `mem0`) from its lines."""
+    if fmt == "notes":
+        from agent_memory.importers.notes import read_notes
+
+        return read_notes(lines)
+    if fmt == "kg-jsonl":
+        from agent_memory.importers.kg_jsonl import read_kg_jsonl
+
+        return read_kg_jsonl(lines)
+    if fmt == "mem0":
+        from agent_memory.importers.mem0 import read_mem0
+
+        return read_mem0("".join(lines))
+    raise ValueError(f"{fmt} is not a line format")
+
+
+def read_folder(fmt: str, root: Path, max_chars: int) -> Iterator[Draft | Bad]:
+    """Drafts of a folder format (`markdown`, `basic-memory`) from a folder or one file."""
+    if fmt == "markdown":
+        from agent_memory.importers.markdown import read_markdown
+
+        return read_markdown(root, max_chars)
+    if fmt == "basic-memory":
+        from agent_memory.importers.basic_memory import read_basic_memory
+
+        return read_basic_memory(root, max_chars)
+    raise ValueError(f"{fmt} is not a folder format")

@@ -1,0 +1,133 @@
+"""Where an imported memory lands, and the entry it becomes (pure: no storage).
+
+The target (scope, namespace, team, owning agent, layer, extra tags) comes from the command's
+flags; a note may name its own scope/namespace/team. Placement follows the permission gate's
+namespace rules (SPEC section 4): agent scope is the owning agent's namespace (`<agent>` or
+`<agent>/...`) in its team; team scope is the team's (`<team>` or `<team>/...`); global has no team.
+
+Entry ids are stable: `imp_` + 26 base32 characters of SHA-256 over the format, the place (scope,
+namespace, team) and the draft's source identity, so importing the same input into the same place
+again yields the same ids (found already stored, skipped), and into another place new ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.core.clock import format_ts
+from agent_memory.core.errors import InvalidParams
+from agent_memory.core.identity import ID_PATTERN, ID_RULE
+from agent_memory.core.ids import new_etag
+from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.permissions import first_segment
+from agent_memory.core.rules import (
+    MAX_TAGS,
+    Limits,
+    check_confidence,
+    check_content,
+    check_namespace,
+    normalise_timestamp,
+)
+from agent_memory.importers.drafts import Draft
+
+GLOBAL_NAMESPACE = "global"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    format: str
+    scope: Scope
+    namespace: str
+    team: str  # the command's team: owns agent- and team-scope entries (global entries have none)
+    agent_id: str
+    layer: Layer = Layer.LONG_TERM
+    tags: tuple[str, ...] = ()
+
+
+def _choice(kind: type, value: str, field: str):  # noqa: ANN202 - one of the StrEnums
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"{field} must be one of {', '.join(v.value for v in kind)}; got {value!r}") from None
+
+
+def area(scope: str | Scope, namespace: str | None, team: str, agent_id: str) -> tuple[Scope, str, str | None]:
+    """The scope, namespace and owning team of a place, with defaults filled in: agent scope
+    defaults to the agent's own namespace, team scope to the team's, global to `global`.
+
+    Raises:
+        ValueError: a malformed value, or a namespace outside the scope's rule (the message says how to fix it).
+    """
+    scope = _choice(Scope, scope, "scope") if isinstance(scope, str) else scope
+    for field, value in (("team", team), ("agent id", agent_id)):
+        if not ID_PATTERN.match(value):
+            raise ValueError(f"{field} must be {ID_RULE}; got {value!r}")
+    default = {Scope.AGENT: agent_id, Scope.TEAM: team, Scope.GLOBAL: GLOBAL_NAMESPACE}[scope]
+    try:
+        namespace = check_namespace(namespace or default)
+    except InvalidParams as exc:
+        raise ValueError(exc.message) from None
+    if scope is Scope.AGENT and first_segment(namespace) != agent_id:
+        raise ValueError(f"an agent-scope namespace must be the owning agent's id or start with it: {agent_id} or "
+                         f"{agent_id}/...; got {namespace} (set the agent with --agent-id)")
+    if scope is Scope.TEAM and first_segment(namespace) != team:
+        raise ValueError(f"a team-scope namespace must be the team or start with it: {team} or {team}/...; "
+                         f"got {namespace} (set the team with --team {first_segment(namespace)})")
+    return scope, namespace, None if scope is Scope.GLOBAL else team
+
+
+def stable_id(fmt: str, scope: Scope, namespace: str, team: str | None, key: str) -> str:
+    digest = hashlib.sha256("\0".join([fmt, scope.value, namespace, team or "", key]).encode()).digest()
+    return "imp_" + base64.b32encode(digest).decode()[:26].lower()
+
+
+def _stamp(value: str | None, field: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return normalise_timestamp(value, field)
+    except InvalidParams as exc:
+        raise ValueError(f"{exc.message}; got {value!r}") from None
+
+
+def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
+    """The entry `draft` becomes at `target` (or where the draft itself says).
+
+    Raises:
+        ValueError: the draft cannot be stored (the message says why).
+    """
+    scope, namespace, team = _draft_area(draft, target)
+    if draft.subspace:
+        try:
+            namespace = check_namespace(f"{namespace}/{draft.subspace}")
+        except InvalidParams as exc:
+            raise ValueError(exc.message) from None
+    try:
+        content = check_content(draft.content, limits)
+        confidence = check_confidence(1.0 if draft.confidence is None else draft.confidence)
+    except InvalidParams as exc:
+        raise ValueError(exc.message) from None
+    created = _stamp(draft.created_at, "created_at") or format_ts(now)
+    updated = max(_stamp(draft.updated_at, "updated_at") or created, created)  # never before its creation
+    return Entry(
+        id=stable_id(target.format, scope, namespace, team, draft.key), scope=scope, namespace=namespace, team=team,
+        owner_agent_id=target.agent_id, content=content, tags=_tags(target.tags, draft.tags),
+        priority=_choice(Priority, draft.priority or "medium", "priority"), source=Source.IMPORT,
+        confidence=confidence, layer=_choice(Layer, draft.layer, "layer") if draft.layer else target.layer,
+        created_at=created, updated_at=updated, expires_at=_stamp(draft.expires_at, "expires_at"),
+        version=1, etag=new_etag(),
+    )
+
+
+def _draft_area(draft: Draft, target: Target) -> tuple[Scope, str, str | None]:
+    if draft.scope is None and draft.namespace is None and draft.team is None:
+        return target.scope, target.namespace, None if target.scope is Scope.GLOBAL else target.team
+    return area(draft.scope or target.scope, draft.namespace, draft.team or target.team, target.agent_id)
+
+
+def _tags(first: tuple[str, ...], then: tuple[str, ...]) -> tuple[str, ...]:
+    """The target's tags, then the draft's, repeats dropped, at most the tag limit (the rest dropped)."""
+    return tuple(dict.fromkeys(first + then))[:MAX_TAGS]

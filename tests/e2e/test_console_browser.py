@@ -1,0 +1,108 @@
+"""The memory console in a real browser (Debian's headless chromium over CDP): sign in, find an entry
+created over MCP, edit it, resolve a conflict, see the audit rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.cdp import chromium, why_no_browser
+from tests.e2e.servers import http_client, http_server, token
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_sign_in_find_edit_resolve_a_conflict_and_see_the_audit(tmp_path: Path) -> None:
+    reason = why_no_browser()
+    if reason is not None:
+        pytest.skip(reason)
+    bearer = token("browser-agent", "sys3", "red")
+    with http_server(tmp_path / "data", MEMORY_VECTOR_BACKEND="none") as url:
+        base = url.removesuffix("/mcp")
+        async with http_client(url, bearer) as client:
+            created = await client.call_tool("memory_crud", {
+                "action": "create", "scope": "team", "namespace": "red/runbooks", "layer": "long_term",
+                "items": [{"content": "restart the queue with systemctl", "tags": ["ops"]}]})
+            entry = created.structured_content["items"][0]
+        with chromium(tmp_path / "profile") as page:
+            page.goto(f"{base}/console/")
+            page.fill("#token-input", bearer)
+            page.click("#sign-in")
+            assert "browser-agent" in page.wait_for("document.getElementById('who').textContent")
+
+            # browse, narrowed to the team namespace subtree, finds the entry written over MCP
+            page.fill("#filters [name=scope]", "team")
+            page.fill("#filters [name=namespace]", "red")
+            page.click("#apply-filters")
+            page.wait_for(f"document.querySelector('#entries tr[data-id=\"{entry['id']}\"]')")
+            page.click(f"#entries a[data-id=\"{entry['id']}\"]")
+
+            # edit it (the console sends the etag it shows as if_match)
+            page.wait_for("document.getElementById('edit-content')")
+            page.fill("#edit-content", "restart the queue with systemctl restart queue.service")
+            page.click("#save")
+            page.wait_for("document.querySelector('[data-field=version]')?.textContent === '2'")
+
+            # another writer still holding the first etag: their change becomes a conflict entry
+            async with http_client(url, bearer) as client:
+                stale = await client.call_tool("memory_crud", {
+                    "action": "update", "scope": "team", "namespace": "red/runbooks", "if_match": entry["etag"],
+                    "items": [{"id": entry["id"], "content": "restart the queue with kill -HUP"}]})
+            conflict_id = stale.structured_content["errors"][0]["details"]["conflict_id"]
+
+            page.goto(f"{base}/console/#/conflicts")
+            pair = f".pair[data-conflict=\"{conflict_id}\"]"
+            page.wait_for(f"document.querySelector('{pair}')")
+            shown = page.text(pair)
+            assert "systemctl restart queue.service" in shown and "kill -HUP" in shown
+            page.click(f"{pair} button.take")
+            page.wait_for("document.getElementById('no-conflicts')")
+
+            page.goto(f"{base}/console/#/entry/{entry['id']}")
+            page.wait_for("document.querySelectorAll('#audit .audit-row').length >= 4")
+            rows = json.loads(page.evaluate(
+                "JSON.stringify([...document.querySelectorAll('#audit .audit-row')]"
+                ".map(r => [...r.cells].map(c => c.textContent)))"))
+            assert page.evaluate("document.getElementById('edit-content').value") == "restart the queue with kill -HUP"
+        actions = [(row[2], row[3], row[4]) for row in rows]
+        assert ("memory_crud", "create", "ok") in actions
+        assert ("console", "update", "ok") in actions
+        assert ("memory_crud", "update", "conflict") in actions
+        assert actions.count(("console", "update", "ok")) == 2  # the edit, then "take this"
+        gone = httpx.get(f"{base}/console/api/entries/{conflict_id}", headers={"Authorization": f"Bearer {bearer}"},
+                         timeout=30)
+        assert gone.status_code == 404
+
+
+async def test_an_operator_sign_in_url_search_score_parts_and_metric_charts(tmp_path: Path) -> None:
+    reason = why_no_browser()
+    if reason is not None:
+        pytest.skip(reason)
+    from tests.e2e.test_console_api import operator_token
+
+    with http_server(tmp_path / "data", MEMORY_VECTOR_BACKEND="none") as url:
+        base = url.removesuffix("/mcp")
+        async with http_client(url, token("blue-writer", "sys1", "blue")) as client:
+            await client.call_tool("memory_crud", {"action": "create", "items": [
+                {"content": "the blue build cache lives on volume seven"}]})
+            await client.call_tool("memory_retrieve", {"query": "build cache"})
+        with chromium(tmp_path / "profile") as page:
+            page.goto(f"{base}/console/#token={operator_token('console-op')}")
+            assert page.wait_for("document.getElementById('who').textContent").startswith("OPERATOR console-op")
+            assert "token=" not in page.evaluate("location.href")  # moved out of the address bar at once
+            assert page.evaluate("!document.getElementById('nav-warnings').hidden")
+
+            page.goto(f"{base}/console/#/search?q=build+cache+volume&mode=keyword")
+            page.wait_for("document.querySelector('#results tbody tr')")
+            headers = page.evaluate("[...document.querySelectorAll('#results th')].map(t => t.textContent)")
+            assert headers[:2] == ["id", "score"] and {"keyword", "recency", "priority", "scope"} <= set(headers)
+            assert "volume seven" in page.text("#results tbody")
+
+            page.goto(f"{base}/console/#/metrics")
+            page.wait_for("document.querySelectorAll('.chart svg rect').length >= 3")
+            summary = page.text("#metrics-summary")
+            assert "retrieval hit rate" in summary and "vector outbox backlog" in summary
+            assert "memory_retrieve" in page.text(".charts")

@@ -1,0 +1,120 @@
+"""Starting and stopping real `agent-memory serve` processes: Ctrl-C in a terminal, SIGINT and
+SIGTERM on both transports (exit 0, `server_stopped`, no traceback), the terminal hint, and a busy
+port (exit 3, said before anything starts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_memory.serve import TERMINAL_HINT
+from tests.e2e.servers import SECRET, agent_memory_command, free_port, server_env, wait_for_port
+
+# Makes the pty its controlling terminal (the child leads a new session), then becomes the server,
+# so a ^C typed on the terminal reaches it as it would from a shell.
+ON_A_TERMINAL = ("import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+                 "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def wait_for_line(log: Path, event: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while f'"{event}"' not in log.read_text():
+        assert proc.poll() is None, f"server exited: {log.read_text()}"
+        assert time.monotonic() < deadline, f"no {event} in {timeout} s: {log.read_text()}"
+        time.sleep(0.05)
+
+
+def stopped_cleanly(proc: subprocess.Popen[bytes], log: Path, transport: str) -> list[dict]:
+    code = proc.wait(timeout=30)
+    text = log.read_text()
+    assert code == 0, text
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+    events = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert {"event": "server_stopped", "transport": transport} in [
+        {k: e.get(k) for k in ("event", "transport")} for e in events]
+    return events
+
+
+def test_ctrl_c_in_a_terminal_stops_stdio_serve_after_a_one_line_hint(tmp_path: Path) -> None:
+    import pty
+
+    log = tmp_path / "stderr.log"
+    master, slave = pty.openpty()
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", ON_A_TERMINAL, agent_memory_command(), "serve"],
+                                stdin=slave, stdout=slave, stderr=err, env=server_env(tmp_path / "data"),
+                                start_new_session=True)
+    os.close(slave)
+    try:
+        wait_for_line(log, "server_starting", proc)
+        os.write(master, b"\x03")  # ^C: the terminal sends SIGINT to its foreground process group
+        events = stopped_cleanly(proc, log, "stdio")
+        assert {"event": "server_stopping", "signal": "SIGINT"}.items() <= events[-2].items()
+        os.write(master, b"\n")  # Enter afterwards: nothing left to print a traceback
+        hints = [line for line in log.read_text().splitlines() if not line.startswith("{")]
+        assert hints == [TERMINAL_HINT]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_stdio_serve_with_a_host_attached(tmp_path: Path, signum: signal.Signals) -> None:
+    log = tmp_path / "stderr.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([agent_memory_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, env=server_env(tmp_path / "data"))
+    assert proc.stdin and proc.stdout
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1  # serving, with the host's pipe still open
+    proc.send_signal(signum)
+    stopped_cleanly(proc, log, "stdio")
+    assert TERMINAL_HINT not in log.read_text()  # stdin is no terminal
+    proc.stdin.close()
+    proc.stdout.close()
+
+
+def start_http(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], Path]:
+    log = tmp_path / "http.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([agent_memory_command(), "serve", "--http", "--port", str(port)],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=server_env(tmp_path / "data", MEMORY_AUTH_SECRET=SECRET))
+    wait_for_port(proc, port, log)
+    return proc, log
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_http_serve_with_exit_0(tmp_path: Path, signum: signal.Signals) -> None:
+    proc, log = start_http(tmp_path, free_port())
+    proc.send_signal(signum)
+    events = stopped_cleanly(proc, log, "http")
+    assert {"event": "server_stopping", "signal": signum.name}.items() <= events[-2].items()
+
+
+def test_a_busy_port_exits_3_with_the_reason_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = subprocess.run([agent_memory_command(), "serve", "--http", "--port", str(port)],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                              env=server_env(tmp_path / "data", MEMORY_AUTH_SECRET=SECRET))
+    assert busy.returncode == 3
+    assert busy.stderr.strip() == (f"agent-memory: port {port} is already in use on 127.0.0.1 (another server is "
+                                   f"listening on 127.0.0.1:{port}); stop it or choose another port with --port or "
+                                   "MEMORY_HTTP_PORT")
+    assert "server_starting" not in busy.stderr and busy.stdout == ""
