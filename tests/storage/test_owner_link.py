@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.retrieval_ports import Partition, SemanticUnavailable
+from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
 
 pytestmark = pytest.mark.anyio

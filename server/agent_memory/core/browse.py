@@ -6,33 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.crud import Page
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
-from agent_memory.core.models import Entry, ListFilters, Scope
-from agent_memory.core.ports import AuditSink
+from agent_memory.core.models import ListFilters, Scope
+from agent_memory.core.ports import AuditSink, BrowseQuery, BrowseStore
 from agent_memory.core.rules import normalise_filters
 from agent_memory.core.visibility import Area, in_namespace, readable_areas
-
-
-@dataclass(frozen=True, slots=True)
-class BrowseQuery:
-    areas: tuple[Area, ...]  # already the intersection of what the caller may read and what it asked for
-    filters: ListFilters
-    superseded: bool | None  # None: both; True: only superseded facts; False: only current ones
-    now: str
-
-
-class BrowseStore(Protocol):
-    async def browse_page(self, query: BrowseQuery, after: Position | None, limit: int) -> list[Entry]:
-        """Entries inside any of `query.areas` matching its filters, newest first, after `after`."""
-        ...
 
 
 def narrowed(areas: Sequence[Area], namespace: str | None) -> tuple[Area, ...]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
 
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
@@ -29,37 +28,24 @@ from agent_memory.core.commands import Call
 from agent_memory.core.consolidation import Candidate, clean_statement, judge
 from agent_memory.core.context import near_duplicate, word_overlap
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
-from agent_memory.core.extract import Insight, Turn, extract
+from agent_memory.core.extract import Insight, extract
 from agent_memory.core.ids import new_entry_id, new_etag, new_request_id
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
-from agent_memory.core.ports import SessionKey, SessionStore, SessionTransaction
+from agent_memory.core.ports import (
+    Distiller,
+    DistillFailed,
+    Meaning,
+    MeaningUnavailable,
+    SessionKey,
+    SessionStore,
+    SessionTransaction,
+)
 from agent_memory.core.rules import Limits, check_content
 from agent_memory.core.sessions import SessionService, check_session_id, session_key, turn_of
 
 SUPPLIED_CONFIDENCE = 0.9
 DUPLICATE_SIMILARITY = 0.8
 LEXICAL = "duplicates and changes were matched by wording only: {reason}"
-
-
-class DistillFailed(Exception):
-    """The distiller could not give usable facts (unreachable, refused, malformed output)."""
-
-
-class Distiller(Protocol):
-    async def distil(self, turns: list[Turn], max_items: int, known: list[Entry]) -> list[Insight]:
-        """`known`: facts already remembered (an insight may name one it `replaces`).
-        Raises: DistillFailed."""
-        ...
-
-
-class MeaningUnavailable(Exception):
-    """The embedding model is not loaded in this process."""
-
-
-class Meaning(Protocol):
-    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
-        """Cosine of each text to each entry (by id). Raises: MeaningUnavailable."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

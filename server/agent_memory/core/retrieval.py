@@ -14,15 +14,15 @@ from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, distinct
 from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.core.models import Entry, Layer, Scope
-from agent_memory.core.ports import AuditSink
-from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
-from agent_memory.core.ranking import Candidate, RankWeights, rank
-from agent_memory.core.retrieval_ports import (
+from agent_memory.core.ports import (
+    AuditSink,
     CandidateFilter,
     RetrievalStore,
     SemanticIndex,
     SemanticUnavailable,
 )
+from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
+from agent_memory.core.ranking import Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags, date_range
 from agent_memory.core.visibility import can_read, readable_areas
 

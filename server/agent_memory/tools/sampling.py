@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from agent_memory.core.extract import Insight, Turn
 from agent_memory.core.models import Entry
-from agent_memory.core.reflection import DistillFailed
+from agent_memory.core.ports import DistillFailed
 from agent_memory.tools.errors import has_lone_surrogate
 
 LEGACY_VERSION = "2025-11-25"

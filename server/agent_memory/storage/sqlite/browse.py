@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent_memory.core.browse import BrowseQuery
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import Entry, ListQuery
+from agent_memory.core.ports import BrowseQuery
 from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import build_list_sql

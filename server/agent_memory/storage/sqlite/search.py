@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from agent_memory.core.models import Entry
+from agent_memory.core.ports import CandidateFilter, Partition
 from agent_memory.core.query_terms import fts_query
-from agent_memory.core.retrieval_ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, entry_count, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database

@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from agent_memory.core.retrieval_ports import Partition, SemanticUnavailable
+from agent_memory.core.ports import Partition, SemanticUnavailable
 
 MAX_LINE = 1 << 24
 CONNECT_SECONDS = 2.0

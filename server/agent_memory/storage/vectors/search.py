@@ -12,8 +12,7 @@ from typing import Any, TypeVar
 import structlog
 
 from agent_memory.core.models import Entry
-from agent_memory.core.reflection import MeaningUnavailable
-from agent_memory.core.retrieval_ports import Partition, SemanticUnavailable
+from agent_memory.core.ports import MeaningUnavailable, Partition, SemanticUnavailable
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors import outbox
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
