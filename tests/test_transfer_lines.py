@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.core.rules import Limits
-from agent_memory.transfer import parse_line
+from agent_memory.ops.transfer import parse_line
 
 
 @pytest.mark.parametrize(("line", "reason"), [

@@ -29,6 +29,7 @@ from agent_memory.storage.sqlite.browse import SqliteBrowseStore
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate, read_meta
+from agent_memory.storage.sqlite.operator import SqliteOperatorStore
 from agent_memory.storage.sqlite.pruning import SqlitePruneStore
 from agent_memory.storage.sqlite.search import SqliteRetrievalStore
 from agent_memory.storage.sqlite.sessions import SqliteSessionStore
@@ -56,6 +57,29 @@ class App:
     jobs: BackgroundJobs
     metrics: Metrics
     browse: BrowseService  # the memory console's list across every readable area
+    operator: SqliteOperatorStore  # what stats, the audit trail and the console's metrics read
+
+
+@dataclass(frozen=True)
+class Records:
+    """The record store opened (and migrated) for an operator command, with its adapters."""
+
+    db: Database
+    repo: SqliteEntryRepository  # writes (import), through the same transaction port as the tools
+    operator: SqliteOperatorStore  # reads (export, stats, audit, erase's wait)
+
+
+@asynccontextmanager
+async def open_records(settings: Settings) -> AsyncIterator[Records]:
+    """The record store of `settings`, migrated, for commands that work on it directly (no
+    background work is started: a running server may own the vector index)."""
+    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    await db.open()
+    try:
+        await migrate(db)
+        yield Records(db, SqliteEntryRepository(db), SqliteOperatorStore(db, settings.sqlite_file))
+    finally:
+        await db.close()
 
 
 def rank_weights(settings: Settings) -> RankWeights:
@@ -160,4 +184,5 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
-                  browse=BrowseService(SqliteBrowseStore(db), audit, CursorCodec(bytes.fromhex(secret)), utc_now))
+                  browse=BrowseService(SqliteBrowseStore(db), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
+                  operator=SqliteOperatorStore(db, settings.sqlite_file))

@@ -17,7 +17,7 @@ def reindex(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.logging import configure_logging
-    from agent_memory.operations import OperationFailed, reindex
+    from agent_memory.ops.maintenance import OperationFailed, reindex
 
     configure_logging("warning", settings.log_format)
     try:
@@ -38,7 +38,7 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.logging import configure_logging
-    from agent_memory.operations import prune
+    from agent_memory.ops.maintenance import prune
 
     configure_logging("warning", settings.log_format)
     victims = anyio.run(lambda: prune(settings, dry_run=dry_run))
@@ -58,7 +58,7 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.core.errors import InvalidParams
     from agent_memory.core.models import Scope
     from agent_memory.logging import configure_logging
-    from agent_memory.operations import OperationFailed, erase, erase_plan
+    from agent_memory.ops.maintenance import OperationFailed, erase, erase_plan
 
     configure_logging("warning", settings.log_format)
     scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
@@ -135,12 +135,6 @@ def token(options: argparse.Namespace, settings: Settings) -> int:
 
 
 
-async def open_store(settings: Settings):  # noqa: ANN201 - the Database (imported lazily, like every command)
-    from agent_memory.operations import open_store as open_migrated
-
-    return await open_migrated(settings)
-
-
 def _quiet(settings: Settings) -> None:
     from agent_memory.logging import configure_logging
 
@@ -150,7 +144,8 @@ def _quiet(settings: Settings) -> None:
 def export(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
-    from agent_memory.transfer import export_entries
+    from agent_memory.bootstrap import open_records
+    from agent_memory.ops.transfer import export_entries
 
     _quiet(settings)
     if options.cascade and not options.select_namespace:
@@ -158,18 +153,15 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
 
     async def run() -> int:
-        db = await open_store(settings)
-        try:
+        async with open_records(settings) as records:
             if options.output:
                 with open(options.output, "w", encoding="utf-8") as out:
-                    return await export_entries(db, out, scope=options.select_scope,
+                    return await export_entries(records.operator, out, scope=options.select_scope,
                                                 namespace=options.select_namespace, cascade=options.cascade)
-            count = await export_entries(db, sys.stdout, scope=options.select_scope,
+            count = await export_entries(records.operator, sys.stdout, scope=options.select_scope,
                                          namespace=options.select_namespace, cascade=options.cascade)
             sys.stdout.flush()
             return count
-        finally:
-            await db.close()
 
     try:
         count = anyio.run(run)
@@ -183,8 +175,9 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
 def import_(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.bootstrap import open_records
     from agent_memory.importers.command import export_misuse, import_other
-    from agent_memory.transfer import ImportReport, import_entries
+    from agent_memory.ops.transfer import ImportReport, import_entries
 
     if getattr(options, "import_format", "export") != "export":  # notes, markdown, other stores
         return import_other(options, settings)
@@ -202,12 +195,9 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
         print(f"import: {report.imported}/{report.read} entries", file=sys.stderr, flush=True)
 
     async def run() -> ImportReport:
-        db = await open_store(settings)
-        try:
-            return await import_entries(settings, db, source, on_error="skip" if options.skip_bad else "abort",
-                                        progress=progress)
-        finally:
-            await db.close()
+        async with open_records(settings) as records:
+            return await import_entries(settings, records.repo, records.operator, source,
+                                        on_error="skip" if options.skip_bad else "abort", progress=progress)
 
     try:
         report = anyio.run(run)
@@ -228,9 +218,10 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
 def audit(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.bootstrap import open_records
     from agent_memory.core.errors import InvalidParams
+    from agent_memory.core.ports import AuditQuery
     from agent_memory.core.rules import normalise_timestamp
-    from agent_memory.inspection import audit_rows
 
     _quiet(settings)
     try:
@@ -243,12 +234,9 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
 
     async def run() -> list:
-        db = await open_store(settings)
-        try:
-            return await audit_rows(db, since=since, agent=options.agent, action=options.action,
-                                    outcome=options.outcome, limit=options.limit)
-        finally:
-            await db.close()
+        async with open_records(settings) as records:
+            return await records.operator.audit_rows(AuditQuery(
+                since=since, agent=options.agent, action=options.action, outcome=options.outcome, limit=options.limit))
 
     rows = anyio.run(run)
     for row in rows:
@@ -260,18 +248,16 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
 def stats(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
-    from agent_memory.inspection import store_stats
+    from agent_memory.bootstrap import open_records
+    from agent_memory.ops.inspection import store_stats
     from agent_memory.storage.vectors.health import task_status
 
     _quiet(settings)
 
     async def run() -> dict:
-        db = await open_store(settings)
-        try:
-            found = await store_stats(db, sqlite_file=settings.sqlite_file,
-                                      chroma_dir=None if settings.chroma_host else settings.chroma_dir)
-        finally:
-            await db.close()
+        async with open_records(settings) as records:
+            chroma_dir = None if settings.chroma_host else settings.chroma_dir
+            found = await store_stats(records.operator, chroma_dir=chroma_dir)
         if settings.vector_backend != "none" and not settings.chroma_host and settings.backend != "list":
             found["vector_task"] = task_status(settings.chroma_dir)  # as the running servers record it
         return found
@@ -281,7 +267,7 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
 
 def warnings(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.inspection import warnings_since_last_call
+    from agent_memory.ops.inspection import warnings_since_last_call
 
     if settings.log_dir is None:
         print("agent-memory: the list store keeps no log file", file=sys.stderr)

@@ -12,9 +12,10 @@ from agent_memory.bootstrap import App
 from agent_memory.console.auth import SignedIn
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.models import Layer, ListFilters, Scope, Skill, Source
+from agent_memory.core.ports import AuditQuery
 from agent_memory.core.reconcile import Choice, reconcile
 from agent_memory.core.visibility import readable_areas
-from agent_memory.inspection import audit_rows, store_stats, warnings_since_last_call
+from agent_memory.ops.inspection import store_stats, warnings_since_last_call
 from agent_memory.tools.contracts import MemoryCrudArgs
 from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.errors import parse_model
@@ -119,7 +120,7 @@ async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """One entry (read as `memory_crud read` reads it) and its own audit trail."""
     _need(signed, Skill.CRUD)
     found = await app.crud.read_by_id(signed.call("read"), request.path_params["entry_id"])
-    trail = await audit_rows(app.db, entry_id=found.id, limit=AUDIT_TRAIL_LIMIT)
+    trail = await app.operator.audit_rows(AuditQuery(entry_id=found.id, limit=AUDIT_TRAIL_LIMIT))
     return {"entry": wire_record(found), "audit": trail}
 
 
@@ -212,8 +213,8 @@ async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     (only what the caller may read, unless an operator)."""
     settings = app.settings
     areas = None if signed.caller.operator else readable_areas(signed.caller)
-    store = await store_stats(app.db, sqlite_file=settings.sqlite_file,
-                              chroma_dir=None if settings.chroma_host else settings.chroma_dir, areas=areas)
+    chroma_dir = None if settings.chroma_host else settings.chroma_dir
+    store = await store_stats(app.operator, chroma_dir=chroma_dir, areas=areas)
     return {"tools": app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot(), "store": store}
 
 

@@ -3,7 +3,7 @@
 One reader module per format (pure: input in, `Draft`s and `Bad`s out), `placement` (where a
 draft lands and the entry it becomes), `writer` (storage: insert, outbox, audit) and `command`
 (the `agent-memory import --from FORMAT` command). `export` records are read by
-`agent_memory.transfer`, unchanged.
+`agent_memory.ops.transfer`, unchanged.
 """
 
 from __future__ import annotations

@@ -116,13 +116,13 @@ def _items(options: argparse.Namespace, settings: Settings) -> list:
 def import_other(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.bootstrap import open_records
     from agent_memory.core.clock import utc_now
     from agent_memory.core.rules import Limits
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
-    from agent_memory.importers.writer import ImportTally, write_entries
     from agent_memory.logging import configure_logging
-    from agent_memory.operations import open_store
+    from agent_memory.ops.import_writer import ImportTally, write_entries
 
     configure_logging("warning", settings.log_format)
     every = options.progress_every
@@ -157,11 +157,9 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
              f"{done.present} already stored)")
 
     async def run() -> ImportTally:
-        db = await open_store(settings)
-        try:
-            return await write_entries(db, placed, tally, fmt=target.format, batch=every, progress=progress)
-        finally:
-            await db.close()
+        async with open_records(settings) as records:
+            return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format, batch=every,
+                                       progress=progress)
 
     anyio.run(run)
     for where, why in tally.bad:

@@ -21,7 +21,7 @@ from agent_memory.core.errors import DomainError, Forbidden
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill
 from agent_memory.core.visibility import readable_areas
-from agent_memory.inspection import store_stats
+from agent_memory.ops.inspection import store_stats
 from agent_memory.tools.errors import to_error_info
 from agent_memory.tools.records import wire_record
 
@@ -60,9 +60,8 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     if uri == METRICS_URI:
         return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
     if uri == STATS_URI:
-        stats = await store_stats(app.db, sqlite_file=app.settings.sqlite_file,
-                                  chroma_dir=None if app.settings.chroma_host else app.settings.chroma_dir,
-                                  areas=readable_areas(caller))
+        chroma_dir = None if app.settings.chroma_host else app.settings.chroma_dir
+        stats = await store_stats(app.operator, chroma_dir=chroma_dir, areas=readable_areas(caller))
         return _json(uri, stats)
     match = _ENTRY.match(uri)
     if match is None:

@@ -1,4 +1,4 @@
-"""Operator commands that work on a data directory directly (not through MCP)."""
+"""Maintenance operator commands on a store directly (not through MCP): reindex, prune, erase."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ import asyncio
 import sys
 import time
 
-from agent_memory.bootstrap import pruning_service, vector_runtime
+from agent_memory.bootstrap import Records, open_records, pruning_service, vector_runtime
 from agent_memory.config import Settings
 from agent_memory.core.models import Scope
 from agent_memory.core.ports import Victim
-from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.sqlite.migrations import migrate
 
 
 class OperationFailed(RuntimeError):
@@ -25,9 +23,8 @@ async def reindex(settings: Settings) -> int:
         OperationFailed: vectors are switched off, the model is unusable, or a running server
             owns the vector directory.
     """
-    db = await open_store(settings)
-    try:
-        runtime = vector_runtime(settings, db)
+    async with open_records(settings) as records:
+        runtime = vector_runtime(settings, records.db)
         if runtime is None:
             raise OperationFailed("vector_backend is none: there is no vector index to rebuild")
         try:
@@ -46,38 +43,18 @@ async def reindex(settings: Settings) -> int:
             return done
         finally:
             await runtime.aclose()
-    finally:
-        await db.close()
-
-
-async def open_store(settings: Settings) -> Database:
-    """The record store of `settings`, migrated (for commands that work on it directly)."""
-    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
-    try:
-        await migrate(db)
-    except BaseException:
-        await db.close()
-        raise
-    return db
 
 
 async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
     """Run the pruner once over every namespace (or only plan it). Vector deletions go through
     the outbox: a running server applies them at once, otherwise the next server start does."""
-    db = await open_store(settings)
-    try:
-        return await pruning_service(settings, db).prune(dry_run=dry_run)
-    finally:
-        await db.close()
+    async with open_records(settings) as records:
+        return await pruning_service(settings, records.db).prune(dry_run=dry_run)
 
 
 async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool) -> list[Victim]:
-    db = await open_store(settings)
-    try:
-        return await pruning_service(settings, db).erase(scope, namespace, cascade=cascade, dry_run=True)
-    finally:
-        await db.close()
+    async with open_records(settings) as records:
+        return await pruning_service(settings, records.db).erase(scope, namespace, cascade=cascade, dry_run=True)
 
 
 async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
@@ -85,18 +62,15 @@ async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
     """Privacy erase from SQLite, then from the vector index: directly when no server owns it,
     else by waiting (up to `wait_seconds`) for the owning server to apply the deletions.
     Returns what was erased and what happened to the vectors."""
-    db = await open_store(settings)
-    try:
-        erased = await pruning_service(settings, db).erase(scope, namespace, cascade=cascade)
+    async with open_records(settings) as records:
+        erased = await pruning_service(settings, records.db).erase(scope, namespace, cascade=cascade)
         if not erased:
             return erased, "nothing to erase"
-        return erased, await _purge_vectors(settings, db, [v.entry_id for v in erased], wait_seconds)
-    finally:
-        await db.close()
+        return erased, await _purge_vectors(settings, records, [v.entry_id for v in erased], wait_seconds)
 
 
-async def _purge_vectors(settings: Settings, db: Database, ids: list[str], wait_seconds: float) -> str:
-    runtime = vector_runtime(settings, db)
+async def _purge_vectors(settings: Settings, records: Records, ids: list[str], wait_seconds: float) -> str:
+    runtime = vector_runtime(settings, records.db)
     if runtime is None:
         return "no vector index (vector_backend = none)"
     try:
@@ -106,14 +80,7 @@ async def _purge_vectors(settings: Settings, db: Database, ids: list[str], wait_
             return "vectors removed"
         deadline = time.monotonic() + wait_seconds
         while time.monotonic() < deadline:  # the owning server applies the outbox within seconds
-            left = 0
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                marks = ", ".join("?" for _ in chunk)
-                async with db.reading() as conn:
-                    left += list(await conn.execute_fetchall(
-                        f"SELECT COUNT(*) FROM vector_outbox WHERE entry_id IN ({marks})", chunk))[0][0]
-            if left == 0:
+            if await records.operator.pending_vector_changes(ids) == 0:
                 return "vectors removed by the server that owns the index"
             await asyncio.sleep(0.2)
         raise OperationFailed(f"entries erased from SQLite, but {runtime.owner_note()} has not removed their "

@@ -25,6 +25,7 @@ from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.rules import (
     Limits,
     check_confidence,
@@ -35,10 +36,6 @@ from agent_memory.core.rules import (
 )
 from agent_memory.core.sessions import check_session_id
 from agent_memory.core.visibility import namespace_area
-from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWriteTransaction
-from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
-from agent_memory.storage.sqlite.visibility import area_clause
 from agent_memory.tools.contracts import MemoryRecord
 from agent_memory.tools.errors import check_unicode
 from agent_memory.tools.records import wire_record
@@ -54,29 +51,19 @@ class ImportReport:
     bad: list[tuple[int, str]] = field(default_factory=list)  # (line number, why)
 
 
-def _partition_sql(scope: str | None, namespace: str | None, cascade: bool) -> tuple[str, list[object]]:
-    if not scope and not namespace:
-        return "", []
-    clause, params = area_clause([namespace_area(Scope(scope) if scope else None, namespace or None, cascade=cascade)])
-    return f" WHERE {clause}", params
-
-
-async def export_entries(db: Database, out: TextIO, *, scope: str | None = None, namespace: str | None = None,
-                         cascade: bool = False) -> int:
-    where, params = _partition_sql(scope, namespace, cascade)
+async def export_entries(store: OperatorStore, out: TextIO, *, scope: str | None = None,
+                         namespace: str | None = None, cascade: bool = False) -> int:
+    area = namespace_area(Scope(scope) if scope else None, namespace or None, cascade=cascade) \
+        if scope or namespace else None
     written, last = 0, 0
-    columns = ", ".join(ENTRY_COLUMNS)
-    while True:  # pages by rowid, so a big store never sits in memory at once
-        async with db.reading() as conn:
-            rows = list(await conn.execute_fetchall(
-                f"SELECT rowid, {columns} FROM entries{where}{' AND' if where else ' WHERE'} rowid > ? "
-                f"ORDER BY rowid LIMIT {BATCH}", [*params, last]))
-        if not rows:
+    while True:  # pages in storage order, so a big store never sits in memory at once
+        page = await store.entries_after(area, last, BATCH)
+        if not page:
             return written
-        for row in rows:
-            out.write(json.dumps(wire_record(row_to_entry(row[1:])), ensure_ascii=False) + "\n")
-        written += len(rows)
-        last = rows[-1][0]
+        for _, entry in page:
+            out.write(json.dumps(wire_record(entry), ensure_ascii=False) + "\n")
+        written += len(page)
+        last = page[-1][0]
 
 
 def parse_line(text: str, limits: Limits) -> Entry:
@@ -141,11 +128,11 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-async def import_entries(settings: Settings, db: Database, lines: Iterable[str], *, on_error: str = "abort",
-                         progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
+async def import_entries(settings: Settings, repo: EntryRepository, store: OperatorStore, lines: Iterable[str], *,
+                         on_error: str = "abort", progress: Callable[[ImportReport], None] | None = None
+                         ) -> ImportReport:
     limits = Limits(max_content_chars=settings.max_content_chars)
     report = ImportReport()
-    repo = SqliteEntryRepository(db)
     request_id = new_request_id()
     parsed: list[tuple[int, Entry]] = []
     seen: set[str] = set()
@@ -159,7 +146,7 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
             parsed.append((number, entry))
         except ValueError as exc:
             report.bad.append((number, str(exc)))
-    stored = await already_stored(db, [entry.id for _, entry in parsed])
+    stored = await store.stored_ids([entry.id for _, entry in parsed])
     report.bad += [(number, f"id {entry.id} is already stored") for number, entry in parsed if entry.id in stored]
     report.bad.sort()
     parsed = [(number, entry) for number, entry in parsed if entry.id not in stored]
@@ -169,7 +156,7 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
         batch = parsed[start:start + BATCH]
         at = format_ts(utc_now())
 
-        def work(tx: SqliteWriteTransaction, batch: list[tuple[int, Entry]] = batch, at: str = at
+        def work(tx: WriteTransaction, batch: list[tuple[int, Entry]] = batch, at: str = at
                  ) -> list[tuple[int, str]]:
             problems = []
             for number, entry in batch:
@@ -199,18 +186,6 @@ async def import_entries(settings: Settings, db: Database, lines: Iterable[str],
         if progress is not None:
             progress(report)
     return report
-
-
-async def already_stored(db: Database, ids: list[str]) -> set[str]:
-    """Which of `ids` are stored already (read in chunks)."""
-    found: set[str] = set()
-    for start in range(0, len(ids), BATCH):
-        chunk = ids[start:start + BATCH]
-        marks = ", ".join("?" for _ in chunk)
-        async with db.reading() as conn:
-            found |= {row[0] for row in await conn.execute_fetchall(
-                f"SELECT id FROM entries WHERE id IN ({marks})", chunk)}
-    return found
 
 
 class _Abort(Exception):

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry
-from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.sqlite.entries import SqliteEntryRepository, SqliteWriteTransaction
-from agent_memory.transfer import already_stored
+from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 
 
 @dataclass
@@ -27,18 +25,18 @@ class ImportTally:
     bad: list[tuple[str, str]] = field(default_factory=list)
 
 
-async def write_entries(db: Database, placed: list[tuple[str, Entry]], tally: ImportTally, *, fmt: str,
-                        batch: int = 500, progress: Callable[[ImportTally], None] | None = None) -> ImportTally:
+async def write_entries(repo: EntryRepository, store: OperatorStore, placed: list[tuple[str, Entry]],
+                        tally: ImportTally, *, fmt: str, batch: int = 500,
+                        progress: Callable[[ImportTally], None] | None = None) -> ImportTally:
     """Insert `placed` ((where, entry) pairs, ids unique) except those already stored."""
-    repo = SqliteEntryRepository(db)
     request_id = new_request_id()
-    present = await already_stored(db, [entry.id for _, entry in placed])
+    present = await store.stored_ids([entry.id for _, entry in placed])
     tally.present += sum(1 for _, entry in placed if entry.id in present)
     fresh = [(where, entry) for where, entry in placed if entry.id not in present]
     for start in range(0, len(fresh), batch):
         at = format_ts(utc_now())
 
-        def work(tx: SqliteWriteTransaction, part: list[tuple[str, Entry]] = fresh[start:start + batch],
+        def work(tx: WriteTransaction, part: list[tuple[str, Entry]] = fresh[start:start + batch],
                  at: str = at) -> int:
             written = 0
             for where, entry in part:

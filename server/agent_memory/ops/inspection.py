@@ -1,4 +1,5 @@
-"""What operators look at: the audit trail, store statistics, and warnings the server logged."""
+"""What operators look at: store statistics, and warnings the server logged (the audit trail is
+`OperatorStore.audit_rows`)."""
 
 from __future__ import annotations
 
@@ -9,39 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_memory.core.ports import OperatorStore
 from agent_memory.core.visibility import Area
 from agent_memory.logging import LOG_FILE, LOG_FILE_BACKUPS
-from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.sqlite.visibility import area_clause
 
-AUDIT_COLUMNS = ("seq", "at", "request_id", "agent_id", "team", "system_type", "tool", "action", "scope",
-                 "namespace", "entry_id", "outcome", "details")
 SEEN_FILE = "warnings.seen"
-
-
-async def audit_rows(db: Database, *, since: str | None = None, agent: str | None = None,
-                     action: str | None = None, outcome: str | None = None, limit: int | None = None,
-                     entry_id: str | None = None) -> list[dict[str, Any]]:
-    where, params = [], []
-    for column, value in (("at >= ", since), ("agent_id = ", agent), ("action = ", action), ("outcome = ", outcome),
-                          ("entry_id = ", entry_id)):
-        if value is not None:
-            where.append(f"{column}?")
-            params.append(value)
-    sql = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY at, seq"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    async with db.reading() as conn:
-        rows = await conn.execute_fetchall(sql, params)
-    out = []
-    for row in rows:
-        item = dict(zip(AUDIT_COLUMNS, row, strict=True))
-        item["details"] = json.loads(item["details"] or "{}")
-        out.append(item)
-    return out
 
 
 def _size(path: Path) -> int:
@@ -52,33 +25,23 @@ def _size(path: Path) -> int:
     return 0
 
 
-async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path | None,
+async def store_stats(store: OperatorStore, *, chroma_dir: Path | None,
                       areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
     """Entries per scope, layer and namespace, sizes on disk and the vector outbox backlog. With
     `areas` (what one caller may read), only those entries are counted and no sizes are shown."""
-    where, params = "", []
-    if areas is not None:
-        clause, params = area_clause(areas)
-        where = f" WHERE {clause}"
-    async with db.reading() as conn:
-        grouped = list(await conn.execute_fetchall(
-            f"SELECT scope, namespace, layer, COUNT(*), SUM(compacted), SUM(conflict) FROM entries{where} "
-            "GROUP BY scope, namespace, layer", params))
-        backlog = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))[0][0]
-        vectors = list(await conn.execute_fetchall("SELECT COUNT(*) FROM entry_vectors"))[0][0]
     by_scope: Counter[str] = Counter()
     by_layer: Counter[str] = Counter()
     namespaces: dict[str, dict[str, Any]] = {}
     compacted = conflicts = 0
-    for scope, namespace, layer, count, n_compacted, n_conflict in grouped:
-        by_scope[scope] += count
-        by_layer[layer] += count
-        compacted += n_compacted or 0
-        conflicts += n_conflict or 0
-        slot = namespaces.setdefault(f"{scope}/{namespace}", {"scope": scope, "namespace": namespace, "entries": 0,
-                                                              "layers": {}})
-        slot["entries"] += count
-        slot["layers"][layer] = count
+    for count in await store.partition_counts(areas):
+        by_scope[count.scope] += count.entries
+        by_layer[count.layer] += count.entries
+        compacted += count.compacted
+        conflicts += count.conflicts
+        slot = namespaces.setdefault(f"{count.scope}/{count.namespace}", {
+            "scope": count.scope, "namespace": count.namespace, "entries": 0, "layers": {}})
+        slot["entries"] += count.entries
+        slot["layers"][count.layer] = count.entries
     stats: dict[str, Any] = {
         "entries": sum(by_scope.values()),
         "by_scope": dict(sorted(by_scope.items())),
@@ -86,13 +49,13 @@ async def store_stats(db: Database, *, sqlite_file: str | None, chroma_dir: Path
         "compacted": compacted,
         "conflicts": conflicts,
         "namespaces": sorted(namespaces.values(), key=lambda n: (-n["entries"], n["scope"], n["namespace"])),
-        "vector_outbox_backlog": int(backlog),
+        "vector_outbox_backlog": await store.vector_backlog(),
     }
     if areas is None:
-        stats["vectors_in_sqlite"] = int(vectors)
-        if sqlite_file and sqlite_file != ":memory:":
-            base = Path(sqlite_file)
-            stats["database_bytes"] = sum(_size(base.with_name(base.name + suffix)) for suffix in ("", "-wal", "-shm"))
+        stats["vectors_in_sqlite"] = await store.stored_vectors()
+        database_bytes = await store.storage_bytes()
+        if database_bytes is not None:
+            stats["database_bytes"] = database_bytes
         if chroma_dir is not None:
             stats["vector_index_bytes"] = _size(chroma_dir)
     return stats

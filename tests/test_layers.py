@@ -1,0 +1,65 @@
+"""The layers' dependency rule beyond core/ (tests/core/test_dependency_rule.py): storage adapters
+import only core and storage; the MCP layer, the console, operator work and importers reach
+storage only through the composition root (bootstrap.py); and no SQL is written outside storage/,
+so a new store means new adapters, not edits all over the package."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import agent_memory
+
+PACKAGE = Path(agent_memory.__file__).parent
+# Pure modules under storage/ that read no store: error explanations and the vector task's status file.
+STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.vectors.health"}
+# Our SQL is written in capitals.
+SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA \w)",
+                 re.DOTALL)
+
+
+def _modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m.startswith("agent_memory")}
+
+
+def _files(*parts: str) -> list[Path]:
+    return sorted(p for part in parts for p in (PACKAGE / part).rglob("*.py")) if parts else []
+
+
+def test_storage_imports_only_core_and_storage() -> None:
+    inner = ("agent_memory.core", "agent_memory.storage")
+    offenders = {str(p.relative_to(PACKAGE)): sorted(m for m in _modules(p) if not m.startswith(inner))
+                 for p in _files("storage")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_outer_layers_reach_storage_only_through_the_composition_root() -> None:
+    outer = _files("tools", "console", "ops", "importers", "integrations")
+    outer += [p for p in PACKAGE.glob("*.py") if p.name != "bootstrap.py"]
+    assert len(outer) > 20
+    offenders = {str(p.relative_to(PACKAGE)): sorted(m for m in _modules(p) if m.startswith("agent_memory.storage")
+                                                      and m not in STORAGE_OUTSIDE_ADAPTERS) for p in outer}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_no_sql_outside_storage() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.is_relative_to(PACKAGE / "storage"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_the_sql_check_sees_sql() -> None:
+    assert SQL.search("SELECT id FROM entries") and SQL.search("\n  INSERT INTO audit (a) VALUES (?)")
+    assert not SQL.search("Select a tool; update the entry, then delete it from the list")
