@@ -128,7 +128,9 @@ class SetupError(Exception):
 
 def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bool, Path | None]:
     """Put `entry` under `servers_key`/`name` in the JSON file `path`, keeping everything else; the
-    old file is copied aside first. Returns (an entry of that name was replaced, the backup)."""
+    old file is copied aside first. Returns (an entry of that name was replaced, the backup).
+    A linked file (dotfiles) is merged where the link points, and the link stays a link."""
+    path = Path(os.path.realpath(path))
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
@@ -137,6 +139,8 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise SetupError(f"{path} is not plain JSON ({exc}; comments are not supported)") from None
+    except RecursionError:
+        raise SetupError(f"{path} is not plain JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise SetupError(f"{path} does not hold a JSON object")
     servers = data.setdefault(servers_key, {})
@@ -151,9 +155,13 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
                                          delete=False) as out:
             json.dump(data, out, indent=2, ensure_ascii=False)
             out.write("\n")
-        if backup is not None:
-            shutil.copymode(backup, out.name)
-        os.replace(out.name, path)
+        try:
+            if backup is not None:
+                shutil.copymode(backup, out.name)
+            os.replace(out.name, path)
+        except OSError:
+            Path(out.name).unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
     return replaced, backup

@@ -4,6 +4,8 @@ permission gate and the audit are the tools' own. No SQL here."""
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from starlette.requests import Request
@@ -14,11 +16,12 @@ from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.models import Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
 from agent_memory.core.reconcile import Choice, reconcile
+from agent_memory.core.trail import visible_trail
 from agent_memory.core.visibility import readable_areas
 from agent_memory.ops.inspection import store_stats, warnings_since_last_call
 from agent_memory.tools.contracts import MemoryCrudArgs
 from agent_memory.tools.crud_tool import run_memory_crud
-from agent_memory.tools.errors import parse_model
+from agent_memory.tools.errors import check_unicode, parse_model
 from agent_memory.tools.records import wire_record
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs
 from agent_memory.tools.retrieve_tool import run_memory_retrieve
@@ -51,21 +54,48 @@ def _flag(value: str | None, name: str) -> bool | None:
     return value == "true"
 
 
+class RequestRefused(InvalidParams):
+    """INVALID_PARAMS answered with another HTTP status than 400 (413: too large, 405: wrong method)."""
+
+    def __init__(self, status: int, message: str, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.status = status
+
+
 def _limit(value: str | None, default: int, most: int) -> int:
     if value in (None, ""):
         return default
-    if not value.isdigit() or not 1 <= int(value) <= most:
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= most:  # not "²", which int() refuses
         raise InvalidParams(f"limit must be 1-{most}", field="limit")
     return int(value)
 
 
-async def _body(request: Request) -> dict[str, Any]:
+def _too_large(most: int) -> RequestRefused:
+    return RequestRefused(413, f"the request body is larger than {most} bytes (http_max_request_bytes)",
+                          field="body", limit=most)
+
+
+async def _body(request: Request, most: int) -> dict[str, Any]:
+    """The JSON object of the request body, read up to `most` bytes (the MCP endpoint's limit).
+
+    Raises:
+        InvalidParams: not a JSON object, or text that is not valid Unicode (413: over `most` bytes).
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > most:
+        raise _too_large(most)
+    raw = bytearray()
+    async for chunk in request.stream():  # a chunked body declares no length
+        raw += chunk
+        if len(raw) > most:
+            raise _too_large(most)
     try:
-        body = await request.json()
-    except ValueError:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply
         raise InvalidParams("the request body must be a JSON object", field="body") from None
     if not isinstance(body, dict):
         raise InvalidParams("the request body must be a JSON object", field="body")
+    check_unicode(body, "body")
     return body
 
 
@@ -120,7 +150,9 @@ async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """One entry (read as `memory_crud read` reads it) and its own audit trail."""
     _need(signed, Skill.CRUD)
     found = await app.crud.read_by_id(signed.call("read"), request.path_params["entry_id"])
-    trail = await app.operator.audit_rows(AuditQuery(entry_id=found.id, limit=AUDIT_TRAIL_LIMIT))
+    # every row of the entry (the store returns the oldest first), then the newest the caller may see
+    rows = await app.operator.audit_rows(AuditQuery(entry_id=found.id))
+    trail = visible_trail(signed.caller, rows, AUDIT_TRAIL_LIMIT)
     return {"entry": wire_record(found), "audit": trail}
 
 
@@ -131,7 +163,8 @@ async def _locate(app: App, signed: SignedIn, entry_id: str) -> tuple[str, str]:
 
 async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """`memory_crud update` of one entry; `if_match` is required (the console always knows it)."""
-    body = await _body(request)
+    _need(signed, Skill.CRUD)  # before the entry is looked up (and its reading audited)
+    body = await _body(request, app.settings.http_max_request_bytes)
     unknown = sorted(set(body) - set(EDITABLE) - {"if_match"})
     if unknown:
         raise InvalidParams(f"{unknown[0]} cannot be edited here", field=unknown[0])
@@ -146,6 +179,7 @@ async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
 
 
 async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    _need(signed, Skill.CRUD)
     entry_id = request.path_params["entry_id"]
     if_match = request.query_params.get("if_match")
     if not if_match:
@@ -176,7 +210,7 @@ async def conflicts(request: Request, app: App, signed: SignedIn) -> dict[str, A
 
 async def resolve(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     _need(signed, Skill.CRUD)
-    body = await _body(request)
+    body = await _body(request, app.settings.http_max_request_bytes)
     choice = _choice(body.get("choice"), Choice, "choice")
     if choice is None:
         raise InvalidParams("choice is required", field="choice")
@@ -204,6 +238,8 @@ async def search(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
             arguments["min_score"] = float(q["min_score"])
         except ValueError:
             raise InvalidParams("min_score must be a number", field="min_score") from None
+        if not math.isfinite(arguments["min_score"]):
+            raise InvalidParams("min_score must be a number", field="min_score")
     args = parse_model(MemoryRetrieveArgs, arguments)
     return await run_memory_retrieve(app.retrieval, app.settings, signed.call("memory_retrieval"), args)
 

@@ -11,14 +11,14 @@ import structlog
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory.bootstrap import App
 from agent_memory.console import api
 from agent_memory.console.auth import SignedIn, sign_in
-from agent_memory.core.errors import DomainError
+from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.tokens import TokenError
 from agent_memory.tools.errors import internal_error, storage_failure, to_error_info
@@ -28,6 +28,7 @@ PREFIX = "/console"
 STATUS = {"INVALID_PARAMS": 400, "FORBIDDEN": 403, "NOT_FOUND": 404, "CONFLICT": 409, "RATE_LIMITED": 429,
           "NOT_IMPLEMENTED": 501, "INTERNAL": 500}
 Handler = Callable[[Request, App, SignedIn], Awaitable[dict[str, Any]]]
+ANY_METHOD = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 log = structlog.get_logger("agent_memory.console")
 
@@ -43,7 +44,9 @@ class AppSlot:
 
 
 def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
-    headers = {"www-authenticate": 'Bearer error="invalid_token"'} if status == 401 else None
+    headers = {"cache-control": "no-store"}
+    if status == 401:
+        headers["www-authenticate"] = 'Bearer error="invalid_token"'
     return JSONResponse({"code": code, "message": message, "details": details or {}}, status_code=status,
                         headers=headers)
 
@@ -63,7 +66,8 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes) -> Callable[[Reque
             return JSONResponse(await handler(request, app, signed), headers={"cache-control": "no-store"})
         except DomainError as error:
             info = to_error_info(error)
-            return _error(STATUS.get(info.code, 500), info.code, info.message, info.details)
+            status = error.status if isinstance(error, api.RequestRefused) else STATUS.get(info.code, 500)
+            return _error(status, info.code, info.message, info.details)
         except Exception as exc:
             request_id = new_request_id()
             refused = storage_failure(exc, request_id)
@@ -81,6 +85,15 @@ def console_app(slot: AppSlot, secret: bytes) -> Starlette:
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
         return Route(f"{PREFIX}/api{path}", _endpoint(handler, slot, secret), methods=methods)
 
+    async def unknown(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+        """Any other /console/api/ request: 405 naming the methods a known path takes, else 404."""
+        allowed = sorted({method for known in routes if known.matches(request.scope)[0] is Match.PARTIAL
+                          for method in known.methods or ()} - {"HEAD"})
+        if allowed:
+            raise api.RequestRefused(405, f"{request.method} is not allowed here; use {', '.join(allowed)}",
+                                     method=request.method, allowed=allowed)
+        raise NotFound(f"no console API endpoint {request.url.path}", path=request.url.path)
+
     routes = [
         route("/whoami", api.whoami, ["GET"]),
         route("/entries", api.browse, ["GET"]),
@@ -92,6 +105,7 @@ def console_app(slot: AppSlot, secret: bytes) -> Starlette:
         route("/search", api.search, ["GET"]),
         route("/metrics", api.metrics, ["GET"]),
         route("/warnings", api.warnings, ["GET"]),
+        route("/{rest:path}", unknown, list(ANY_METHOD)),  # signed in (and audited) like the rest, then refused
         Route(PREFIX, lambda request: RedirectResponse(f"{PREFIX}/"), methods=["GET"]),
         Mount(PREFIX, StaticFiles(directory=STATIC, html=True)),
     ]
@@ -99,7 +113,9 @@ def console_app(slot: AppSlot, secret: bytes) -> Starlette:
 
 
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"),
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; "
+                                 b"form-action 'none'"),
+    (b"x-frame-options", b"DENY"),  # frame-ancestors, for browsers that predate it
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
 ]

@@ -28,6 +28,9 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     if len(block) > MAX_FRONT_MATTER_CHARS:
         raise ValueError(f"front matter is longer than {MAX_FRONT_MATTER_CHARS} characters")
     try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=yaml.SafeLoader)):
+            # `*name` repeats a value by reference: a few lines can stand for billions of values
+            raise ValueError("front matter uses a YAML alias (*name); write the value out instead")
         meta = yaml.safe_load(block)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -10,7 +10,10 @@ and `##` headings, one entry per section, each starting with the file's title.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +25,7 @@ from agent_memory.importers.drafts import Bad, Draft, stamp_text, tag_list
 from agent_memory.importers.frontmatter import split_front_matter, tag_values
 
 SUFFIXES = (".md", ".markdown")
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a larger "note" is no note (and would be read whole into memory)
 CREATED_KEYS = ("created", "date", "created_at")
 UPDATED_KEYS = ("updated", "modified", "updated_at", "lastmod")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -46,18 +50,59 @@ def markdown_files(root: Path) -> list[Path]:
                   and not any(part.startswith(".") for part in path.relative_to(root).parts))
 
 
+class Refused(Exception):
+    """A file of the folder that is not read; the message says why."""
+
+
+def read_file(path: Path, root: Path) -> tuple[str, str]:
+    """The text and modification time (ISO) of the file at `path`, found under the folder `root`.
+    Links are not followed (a folder someone else wrote could link to any file on this machine;
+    `root` itself, named by the user, may be one), nor is anything but a regular file read.
+
+    Raises:
+        Refused: a link, not a regular file, or larger than MAX_FILE_BYTES.
+        UnicodeDecodeError: not UTF-8. OSError: unreadable.
+    """
+    follow = path == root
+    if not follow and path.is_symlink():
+        raise Refused("a symbolic link; not followed (copy the file into the folder to import it)")
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # replaced by a link since it was listed
+            raise Refused("a symbolic link; not followed (copy the file into the folder to import it)") from None
+        raise
+    with os.fdopen(fd, "rb") as source:
+        info = os.fstat(source.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise Refused(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({info.st_size} bytes); split it "
+                          "into smaller notes")
+        data = source.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:  # grew since
+        raise Refused(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; split it into smaller notes")
+    return data.decode("utf-8"), datetime.fromtimestamp(info.st_mtime, UTC).isoformat()
+
+
 def read_notes_in(root: Path) -> Iterator[Note | Bad]:
     base = root.parent if root.is_file() else root
     for path in markdown_files(root):
         name = path.relative_to(base).as_posix()
         try:
-            text = path.read_text(encoding="utf-8")
-            modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+            text, modified = read_file(path, root)
+        except Refused as exc:
+            yield Bad(name, str(exc))
+            continue
         except UnicodeDecodeError:
             yield Bad(name, "not UTF-8 text")
             continue
         except OSError as exc:
             yield Bad(name, f"unreadable ({exc.strerror})")
+            continue
+        if "\x00" in text:
+            yield Bad(name, "holds NUL characters: not a text file")
             continue
         try:
             meta, body = split_front_matter(text)
