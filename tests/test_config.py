@@ -52,7 +52,9 @@ def test_data_directory_follows_xdg_and_overrides(tmp_path: Path, monkeypatch: p
     [
         ({"MEMORY_MAX_CONTENT_CHARS": "lots"}, "max_content_chars (MEMORY_MAX_CONTENT_CHARS)"),
         ({"MEMORY_MAX_CONTENT_CHARS": "0"}, "max_content_chars (MEMORY_MAX_CONTENT_CHARS)"),
-        ({"MEMORY_BACKEND": "postgres"}, "backend (MEMORY_BACKEND)"),
+        ({"MEMORY_BACKEND": "mysql"}, "backend (MEMORY_BACKEND)"),
+        ({"MEMORY_BACKEND": "postgres"}, "postgres_url (MEMORY_POSTGRES_URL)"),
+        ({"MEMORY_POSTGRES_URL": "mysql://u:pw@h/db"}, "postgres_url (MEMORY_POSTGRES_URL)"),
         ({"MEMORY_SYSTEM_TYPE": "sys7"}, "system_type (MEMORY_SYSTEM_TYPE)"),
         ({"MEMORY_AGENT_ID": "has space"}, "agent_id (MEMORY_AGENT_ID)"),
         ({"MEMORY_SKILLS": "memory_crud,root"}, "skills (MEMORY_SKILLS)"),
@@ -62,6 +64,15 @@ def test_data_directory_follows_xdg_and_overrides(tmp_path: Path, monkeypatch: p
 def test_invalid_value_names_the_setting(env: dict[str, str], named: str) -> None:
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
         load_settings(environ=env)
+
+
+def test_an_invalid_postgres_url_is_refused_without_showing_it() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(environ={"MEMORY_POSTGRES_URL": "http://memory:hunter2@db/memory"})
+    assert "postgres_url" in str(refused.value) and "hunter2" not in str(refused.value)
+    settings = load_settings(environ={"MEMORY_BACKEND": "postgres",
+                                      "MEMORY_POSTGRES_URL": "postgresql://memory:hunter2@db/memory"})
+    assert settings.backend == "postgres" and "hunter2" not in repr(settings)
 
 
 def test_unknown_key_in_file_is_refused(tmp_path: Path) -> None:

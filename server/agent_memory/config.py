@@ -83,6 +83,13 @@ def _text(value: object) -> str:
     return str(value).strip()
 
 
+def _postgres_url(value: object) -> str:
+    text = str(value).strip()
+    if text and not text.startswith(("postgresql://", "postgres://")):
+        raise ValueError("must be a libpq URL starting with postgresql://")
+    return text
+
+
 def _setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,
              aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
     """A setting: `flag=False` keeps it off the command line (secrets); `aliases` are extra flags."""
@@ -92,13 +99,19 @@ def _setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: b
 
 @dataclass(frozen=True)
 class Settings:
-    backend: str = _setting("sqlite", _choice("sqlite", "list"),
-                            "Record store: 'sqlite' (a file in the data directory) or 'list' (in memory, lost at exit)")
+    backend: str = _setting("sqlite", _choice("sqlite", "list", "postgres"),
+                            "Record store: 'sqlite' (a file in the data directory), 'list' (in memory, lost at "
+                            "exit) or 'postgres' (PostgreSQL with pgvector at postgres_url)")
     data_dir: str = _setting("", _text,
                              "Data directory; empty means $XDG_DATA_HOME/agent-memory or ~/.local/share/agent-memory")
     sqlite_path: str = _setting("", _text, "SQLite file; empty means <data_dir>/memory.db")
     sqlite_busy_timeout_ms: int = _setting(5000, _int_between(0, 600_000),
                                            "How long a write waits for another process's lock (ms)")
+    postgres_url: str = _setting("", _postgres_url, "PostgreSQL: libpq URL of the database (backend postgres); the "
+                                 "password from the URL or PGPASSWORD, never logged. Environment or file only, "
+                                 "never a flag", flag=False, secret=True)
+    postgres_pool_size: int = _setting(10, _int_between(1, 1000),
+                                       "PostgreSQL: most connections this process holds at once")
     agent_id: str = _setting("", _text, "Launch identity (stdio): agent id; empty means the OS user name")
     system_type: str = _setting("sys1", _text, "Launch identity: VSM system type, sys1..sys5")
     team: str = _setting("default", _text, "Launch identity: team")
@@ -315,8 +328,11 @@ def load_settings(
         try:
             values[name] = spec.metadata["parse"](value)
         except ValueError as exc:
-            raise ConfigError(f"invalid setting {name} ({origin}): {exc}; got {value!r}") from None
+            got = "" if not spec.repr else f"; got {value!r}"  # a secret's value is never shown
+            raise ConfigError(f"invalid setting {name} ({origin}): {exc}{got}") from None
     settings = Settings(**values)  # type: ignore[arg-type]
+    if settings.backend == "postgres" and not settings.postgres_url:
+        raise ConfigError(f"backend postgres needs postgres_url ({env_name('postgres_url')}), a postgresql:// URL")
     settings.launch_caller()
     return settings
 

@@ -1,6 +1,7 @@
-"""The storage ports' contract, run against both record stores: `sqlite` (a file) and `list`
-(`MEMORY_BACKEND=list`, in memory, gone at exit). Both go through the same adapter code; this
-suite is what either must keep passing."""
+"""The storage ports' contract, run against the record stores: `sqlite` (a file), `list`
+(`MEMORY_BACKEND=list`, in memory, gone at exit) and, for entries and lists, `postgres` (a real
+PostgreSQL with pgvector). Every store must keep passing this suite (tests/storage/stores.py builds
+them; test_entry_stores.py holds the rest of the entry contract)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,16 @@ from pathlib import Path
 import pytest
 
 from agent_memory.bootstrap import App, open_app, pruning_service
-from agent_memory.core.commands import Call, EntryChange, NewEntry, Removal
+from agent_memory.core.commands import EntryChange, NewEntry, Removal
 from agent_memory.core.errors import Conflict, NotFound
 from agent_memory.core.extract import Turn
-from agent_memory.core.models import Caller, Layer, ListFilters, Priority, Scope, SystemType
+from agent_memory.core.models import Layer, ListFilters, Priority, Scope
 from agent_memory.core.ports import Victim
 from agent_memory.core.retrieval import RetrievalRequest
 from tests.conftest import make_settings
+from tests.storage.stores import ALICE, Store
 
 pytestmark = pytest.mark.anyio
-
-ALICE = Call(Caller("alice", SystemType.SYS1, "red"), "req_contract")
 
 
 @pytest.fixture(params=["sqlite", "list"])
@@ -33,37 +33,37 @@ async def app(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[A
     assert (tmp_path / "data" / "memory.db").exists() is (request.param == "sqlite")
 
 
-async def test_entries_round_trip_with_compare_and_swap(app: App) -> None:
-    made = await app.crud.create(ALICE, Scope.AGENT, "alice", NewEntry("first", tags=("a", "b"),
-                                                                       priority=Priority.HIGH))
-    assert await app.crud.read(ALICE, Scope.AGENT, "alice", made.id) == made
-    changed = await app.crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made.id, {"content": "second"},
-                                                                             if_match=made.etag))
+async def test_entries_round_trip_with_compare_and_swap(store: Store) -> None:
+    made = await store.crud.create(ALICE, Scope.AGENT, "alice", NewEntry("first", tags=("a", "b"),
+                                                                         priority=Priority.HIGH))
+    assert await store.crud.read(ALICE, Scope.AGENT, "alice", made.id) == made
+    changed = await store.crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made.id, {"content": "second"},
+                                                                               if_match=made.etag))
     assert (changed.version, changed.content) == (2, "second") and changed.etag != made.etag
     with pytest.raises(Conflict):
-        await app.crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made.id, {"content": "x"}, if_match=made.etag))
+        await store.crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made.id, {"content": "x"}, if_match=made.etag))
     with pytest.raises(Conflict):
-        await app.crud.delete(ALICE, Scope.AGENT, "alice", Removal(made.id, if_match=made.etag))
-    await app.crud.delete(ALICE, Scope.AGENT, "alice", Removal(made.id, if_match=changed.etag))
+        await store.crud.delete(ALICE, Scope.AGENT, "alice", Removal(made.id, if_match=made.etag))
+    await store.crud.delete(ALICE, Scope.AGENT, "alice", Removal(made.id, if_match=changed.etag))
     with pytest.raises(NotFound):
-        await app.crud.read(ALICE, Scope.AGENT, "alice", made.id)
+        await store.crud.read(ALICE, Scope.AGENT, "alice", made.id)
 
 
-async def test_list_filters_and_pages_newest_first(app: App) -> None:
-    ids = [(await app.crud.create(ALICE, Scope.AGENT, "alice",
-                                  NewEntry(f"n{n}", tags=("even",) if n % 2 == 0 else (),
-                                           layer=Layer.WORKING if n < 3 else None))).id for n in range(7)]
+async def test_list_filters_and_pages_newest_first(store: Store) -> None:
+    ids = [(await store.crud.create(ALICE, Scope.AGENT, "alice",
+                                    NewEntry(f"n{n}", tags=("even",) if n % 2 == 0 else (),
+                                             layer=Layer.WORKING if n < 3 else None))).id for n in range(7)]
     pages, cursor = [], None
     while True:
-        page = await app.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(), cursor, 3)
+        page = await store.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(), cursor, 3)
         pages.append([e.id for e in page.items])
         cursor = page.next_cursor
         if cursor is None:
             break
     assert [i for p in pages for i in p] == ids[::-1] and [len(p) for p in pages] == [3, 3, 1]
-    evens = await app.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(tags=("even",)), None, 25)
+    evens = await store.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(tags=("even",)), None, 25)
     assert [e.id for e in evens.items] == [ids[6], ids[4], ids[2], ids[0]]
-    working = await app.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(layer=Layer.WORKING), None, 25)
+    working = await store.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(layer=Layer.WORKING), None, 25)
     assert [e.id for e in working.items] == ids[:3][::-1]
 
 

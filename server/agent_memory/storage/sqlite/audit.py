@@ -59,6 +59,14 @@ class BufferedAuditLog:
         self._failing: str | None = None  # the reason of the current run of failed writes
         self._dropped: Counter[tuple[str, str]] = Counter()
 
+    # What a failed batch raises (kept queued and retried); a sink for another store overrides
+    # this and `_write` (storage/postgres/audit.py).
+    store_errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    async def _write(self, batch: list[AuditEvent]) -> None:
+        rows = [audit_params(e) for e in batch]
+        await self._db.transact(lambda conn: conn.executemany(INSERT_AUDIT, rows))
+
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="audit-writer", context=contextvars.Context())
 
@@ -74,10 +82,9 @@ class BufferedAuditLog:
         """Write every queued event now. Raises: sqlite3.Error (the events stay queued)."""
         while self._pending:
             batch, self._pending = self._pending, []
-            rows = [audit_params(e) for e in batch]
             try:
-                await self._db.transact(lambda conn, rows=rows: conn.executemany(INSERT_AUDIT, rows))
-            except sqlite3.Error as exc:
+                await self._write(batch)
+            except self.store_errors as exc:
                 self._pending[:0] = batch
                 reason = failure_reason(exc)
                 if reason != self._failing:
@@ -104,7 +111,7 @@ class BufferedAuditLog:
             try:
                 await self.flush()
                 retry = 0.0
-            except sqlite3.Error:
+            except self.store_errors:
                 retry = min(max(retry * 2, RETRY_FIRST_SECONDS), RETRY_MAX_SECONDS)
 
     async def aclose(self) -> None:
@@ -122,7 +129,7 @@ class BufferedAuditLog:
                 try:
                     await self.flush()
                     break
-                except sqlite3.Error:
+                except self.store_errors:
                     continue
             for event in self._pending:
                 self._dropped[(event.action, event.outcome)] += 1

@@ -185,6 +185,11 @@ def _m011_superseded(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE entries ADD COLUMN superseded_by TEXT")
 
 
+def _m012_audit_by_entry(conn: sqlite3.Connection) -> None:
+    # The memory console shows an entry's own audit trail: without this it scans the whole table.
+    conn.execute("CREATE INDEX audit_by_entry ON audit (entry_id, at) WHERE entry_id IS NOT NULL")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -197,6 +202,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("009_entry_vectors", _m009_entry_vectors),
     ("010_four_digit_years", _m010_four_digit_years),
     ("011_superseded", _m011_superseded),
+    ("012_audit_by_entry", _m012_audit_by_entry),
 )
 
 

@@ -1,0 +1,37 @@
+"""The append-only audit table on PostgreSQL, and its buffered sink for events outside write
+transactions (the same batching, retry and loss accounting as on SQLite; only the write differs)."""
+
+from __future__ import annotations
+
+import psycopg
+
+from agent_memory.core.models import AuditEvent
+from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.sqlite.audit import MAX_PENDING, BufferedAuditLog, audit_params
+
+INSERT_AUDIT = (
+    "INSERT INTO audit (at, request_id, agent_id, team, system_type, tool, action, scope, namespace, "
+    "entry_id, outcome, details) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+__all__ = ["INSERT_AUDIT", "PostgresAuditLog", "audit_params"]
+
+
+class PostgresAuditLog(BufferedAuditLog):
+    """Implements `AuditSink` on PostgreSQL: events queued, written in batches by one background
+    task (one transaction per batch), a refused batch kept and retried (see `BufferedAuditLog`)."""
+
+    store_errors = (psycopg.Error,)
+
+    def __init__(self, db: PostgresDatabase, *, batch_seconds: float = 0.05, max_pending: int = MAX_PENDING) -> None:
+        super().__init__(db, batch_seconds=batch_seconds, max_pending=max_pending)  # type: ignore[arg-type]
+        self._pg = db
+
+    async def _write(self, batch: list[AuditEvent]) -> None:
+        rows = [audit_params(e) for e in batch]
+
+        def write(conn: psycopg.Connection) -> None:
+            with conn.cursor() as cursor:
+                cursor.executemany(INSERT_AUDIT, rows)
+
+        await self._pg.transact(write)
