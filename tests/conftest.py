@@ -1,8 +1,17 @@
-"""Fixtures: real SQLite files in tmp_path, the real server, the SDK's in-memory client."""
+"""Fixtures: real SQLite files in tmp_path (or a real PostgreSQL, tests/postgres.py), the real
+server, the SDK's in-memory client.
+
+One contract, two stores: the MCP tool tests of the modules in `BOTH_STORES` run on SQLite and on
+PostgreSQL (each test that takes the `settings` or `store_backend` fixture, directly or through
+`client`/`agent`, is parametrised by `store_backend`; on PostgreSQL only in the `auto` protocol mode,
+which has nothing to do with the store, and never a test named `test_sqlite_*`, which is about
+SQLite itself). `MEMORY_TEST_BACKENDS=sqlite` runs them on SQLite only.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,8 +25,44 @@ from agent_memory.config import Settings, load_settings
 from agent_memory.tools.contracts import MemoryCrudResult
 from agent_memory.tools.reflect_contracts import MemoryReflectResult
 from agent_memory.tools.server import create_server
+from tests.postgres import postgres_server, postgres_url  # noqa: F401 - fixtures
 
 IDENTITY_KEY = "agent-memory/identity"
+# Tool test modules whose tests run on both record stores.
+BOTH_STORES = frozenset({
+    "test_crud_actions.py", "test_crud_concurrency.py", "test_crud_permissions.py", "test_crud_list.py",
+    "test_crud_subtree.py", "test_retrieve.py", "test_retrieve_time.py", "test_reflect.py",
+    "test_reflect_compaction.py",
+})
+STORE_BACKENDS = ("sqlite", "postgres")
+
+
+def chosen_backends() -> list[str]:
+    chosen = [b.strip() for b in os.environ.get("MEMORY_TEST_BACKENDS", ",".join(STORE_BACKENDS)).split(",")]
+    unknown = sorted(set(chosen) - set(STORE_BACKENDS) - {""})
+    if unknown:
+        raise pytest.UsageError(f"MEMORY_TEST_BACKENDS: unknown store(s) {', '.join(unknown)}")
+    return [b for b in STORE_BACKENDS if b in chosen]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__file__ or ""
+    wanted = {"settings", "store_backend"} & set(metafunc.fixturenames)
+    if os.path.basename(module) in BOTH_STORES and wanted:
+        metafunc.parametrize("store_backend", chosen_backends(), indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """PostgreSQL runs of the tool tests in one protocol mode only (`auto`), and none of SQLite's own."""
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_postgres = params.get("store_backend") == "postgres"
+        sqlite_only = getattr(item, "originalname", item.name).startswith("test_sqlite_")
+        (dropped if on_postgres and (params.get("mode") == "legacy" or sqlite_only) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture
@@ -82,8 +127,21 @@ class Agent:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return make_settings(tmp_path / "data")
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """The record store the `settings` fixture names (`sqlite` unless parametrised, see `BOTH_STORES`)."""
+    return getattr(request, "param", "sqlite")
+
+
+def store_settings(request: pytest.FixtureRequest, data_dir: Path, store_backend: str, **overrides: object) -> Settings:
+    """`make_settings` on the store `store_backend` names (a fresh PostgreSQL database of its own)."""
+    if store_backend == "postgres":
+        overrides = {"backend": "postgres", "postgres_url": request.getfixturevalue("postgres_url"), **overrides}
+    return make_settings(data_dir, **overrides)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Settings:
+    return store_settings(request, tmp_path / "data", store_backend)
 
 
 @pytest.fixture(params=["auto", "legacy"])
@@ -103,7 +161,28 @@ def agent(client: Client) -> Agent:
     return Agent(client)
 
 
-def audit_rows(settings: Settings) -> list[sqlite3.Row]:
+def scalar(settings: Settings, sql: str) -> Any:
+    """The first column of the first row `sql` (no parameters; portable SQL) gives, on either store."""
+    if settings.backend == "postgres":
+        import psycopg
+
+        with psycopg.connect(settings.postgres_url) as pg:
+            return pg.execute(sql).fetchone()[0]  # type: ignore[index]
+    conn = sqlite3.connect(settings.sqlite_file)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def audit_rows(settings: Settings) -> list[sqlite3.Row] | list[dict[str, Any]]:
+    """Every audit row, oldest first (rows read by column name), from either store."""
+    if settings.backend == "postgres":
+        import psycopg
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(settings.postgres_url, row_factory=dict_row) as pg:
+            return pg.execute("SELECT * FROM audit ORDER BY seq").fetchall()
     conn = sqlite3.connect(settings.sqlite_file)
     conn.row_factory = sqlite3.Row
     try:

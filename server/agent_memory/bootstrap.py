@@ -1,4 +1,6 @@
-"""The composition root: the only place that constructs connections, adapters and services."""
+"""The composition root: the only place that constructs connections, adapters and services (the
+record stores' adapters in `agent_memory.stores`, for either backend; the services here, the same
+for both)."""
 
 from __future__ import annotations
 
@@ -6,16 +8,18 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import structlog
 
-from agent_memory.config import ConfigError, Settings
+from agent_memory.config import Settings
 from agent_memory.core.browse import BrowseService
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
 from agent_memory.core.metrics import Metrics
 from agent_memory.core.models import Caller, Layer
+from agent_memory.core.ports import EntryRepository, OperatorStore
 from agent_memory.core.pruning import PruneService, Retention
 from agent_memory.core.ranking import RankWeights
 from agent_memory.core.ratelimit import RateLimiter
@@ -25,18 +29,7 @@ from agent_memory.core.rules import Limits
 from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.jobs import BackgroundJobs
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
-from agent_memory.storage.sqlite.browse import SqliteBrowseStore
-from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.sqlite.entries import SqliteEntryRepository
-from agent_memory.storage.sqlite.migrations import migrate, read_meta
-from agent_memory.storage.sqlite.operator import SqliteOperatorStore
-from agent_memory.storage.sqlite.pruning import SqlitePruneStore
-from agent_memory.storage.sqlite.search import SqliteRetrievalStore
-from agent_memory.storage.sqlite.sessions import SqliteSessionStore
-from agent_memory.storage.vectors.chroma_index import ChromaIndex
-from agent_memory.storage.vectors.embedder import ModelFiles, default_model_files
-from agent_memory.storage.vectors.runtime import VectorRuntime
-from agent_memory.storage.vectors.search import VectorMeaning
+from agent_memory.stores import RecordStore, Vectors, open_store
 
 log = structlog.get_logger("agent_memory.jobs")
 
@@ -45,11 +38,11 @@ log = structlog.get_logger("agent_memory.jobs")
 class App:
     settings: Settings
     launch_caller: Caller
-    db: Database
+    store: RecordStore  # the opened record store (SQLite or PostgreSQL) and its adapters
     audit: BufferedAuditLog
     crud: CrudService
     retrieval: RetrievalService
-    vectors: VectorRuntime | None
+    vectors: Vectors | None
     rate_limiter: RateLimiter
     sessions: SessionService
     reflection: ReflectionService
@@ -57,35 +50,41 @@ class App:
     jobs: BackgroundJobs
     metrics: Metrics
     browse: BrowseService  # the memory console's list across every readable area
-    operator: SqliteOperatorStore  # what stats, the audit trail and the console's metrics read
+    operator: OperatorStore  # what stats, the audit trail and the console's metrics read
 
 
 @dataclass(frozen=True)
 class Records:
     """The record store opened (and migrated) for an operator command, with its adapters."""
 
-    db: Database
-    repo: SqliteEntryRepository  # writes (import), through the same transaction port as the tools
-    operator: SqliteOperatorStore  # reads (export, stats, audit, erase's wait)
+    settings: Settings
+    store: RecordStore
+    repo: EntryRepository  # writes (import), through the same transaction port as the tools
+    operator: OperatorStore  # reads (export, stats, audit, erase's wait)
 
+    def pruner(self, clock: Callable[[], datetime] = utc_now) -> PruneService:
+        return pruning_service(self.settings, self.store, clock=clock)
 
-def _refuse_unfinished(settings: Settings) -> None:
-    if settings.backend == "postgres":  # its record adapters exist; search, vectors and sessions do not yet
-        raise ConfigError("backend postgres is not complete yet: use sqlite")
+    def vectors(self) -> Vectors | None:
+        """The vector runtime, not started (None when `vector_backend = "none"`)."""
+        return self.store.vectors(server=False)
 
 
 @asynccontextmanager
 async def open_records(settings: Settings) -> AsyncIterator[Records]:
     """The record store of `settings`, migrated, for commands that work on it directly (no
-    background work is started: a running server may own the vector index)."""
-    _refuse_unfinished(settings)
-    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
-    try:
-        await migrate(db)
-        yield Records(db, SqliteEntryRepository(db), SqliteOperatorStore(db, settings.sqlite_file))
-    finally:
-        await db.close()
+    background work is started: a running server may own the vector index).
+
+    Raises:
+        ConfigError: the store cannot be used as configured (the message says why)."""
+    async with open_store(settings) as store:
+        yield Records(settings, store, store.entries(), store.operator)
+
+
+def local_vector_dir(settings: Settings) -> Path | None:
+    """The Chroma directory on this machine, for sizes and the vector task's status (None: the
+    vectors are elsewhere, in a Chroma server or in PostgreSQL)."""
+    return None if settings.chroma_host or settings.backend == "postgres" else settings.chroma_dir
 
 
 def rank_weights(settings: Settings) -> RankWeights:
@@ -98,21 +97,6 @@ def rank_weights(settings: Settings) -> RankWeights:
     )
 
 
-def vector_runtime(settings: Settings, db: Database) -> VectorRuntime | None:
-    if settings.vector_backend == "none":
-        return None
-    if settings.chroma_host:
-        index = ChromaIndex(host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl)
-    elif settings.backend == "list":
-        index = ChromaIndex(None)  # in memory, like the records
-    else:
-        index = ChromaIndex(settings.chroma_dir)
-    def model_files() -> ModelFiles:
-        return default_model_files(settings.embedding_model_dir, int8_compute=settings.embedding_int8_compute)
-
-    return VectorRuntime(db, index, model_files, load_wait_seconds=settings.retrieval_load_wait_seconds)
-
-
 def session_limits(settings: Settings) -> SessionLimits:
     return SessionLimits(logging=settings.session_logging, turn_max_chars=settings.session_log_max_chars,
                          compaction_threshold_chars=settings.compaction_threshold_chars,
@@ -122,54 +106,50 @@ def session_limits(settings: Settings) -> SessionLimits:
                          chunk_gap_seconds=settings.compaction_chunk_gap_minutes * 60)
 
 
-def pruning_service(settings: Settings, db: Database, notify: Callable[[], None] | None = None,
+def pruning_service(settings: Settings, store: RecordStore, notify: Callable[[], None] | None = None,
                     clock: Callable[[], datetime] = utc_now) -> PruneService:
     retention = Retention(
         max_entries_per_namespace=settings.max_entries_per_namespace,
         days={Layer.WORKING: settings.retention_working_days, Layer.SESSION: settings.retention_session_days,
               Layer.LONG_TERM: settings.retention_long_term_days, Layer.META: settings.retention_meta_days},
     )
-    return PruneService(SqlitePruneStore(db, on_vector_change=notify), retention, clock)
+    return PruneService(store.prune_store(notify), retention, clock)
 
 
 @asynccontextmanager
 async def open_app(settings: Settings) -> AsyncIterator[App]:
-    """Open the store, apply migrations, start background work; close everything on exit."""
-    _refuse_unfinished(settings)
+    """Open the store, apply migrations, start background work; close everything on exit.
+
+    Raises:
+        ConfigError: the store cannot be used as configured (the message says why)."""
     launch_caller = settings.launch_caller()
-    db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
     async with AsyncExitStack() as stack:
-        stack.push_async_callback(db.close)
-        await migrate(db)
-        secret = await read_meta(db, "cursor_secret")
-        if secret is None:
-            raise RuntimeError("cursor secret missing from server_meta")
-        audit = BufferedAuditLog(db)
+        store = await stack.enter_async_context(open_store(settings))
+        secret = store.cursor_secret
+        audit = store.audit_log()
         audit.start()
         stack.push_async_callback(audit.aclose)
-        vectors = vector_runtime(settings, db)
+        vectors = store.vectors(server=True)
         if vectors is not None:
-            db.on_storage_full = vectors.free_space  # set-aside index copies are the first to go
             vectors.start()
             stack.push_async_callback(vectors.aclose)
         limits = Limits(max_content_chars=settings.max_content_chars)
         metrics = Metrics()
         notify = vectors.notify if vectors else None
-        jobs = BackgroundJobs(pruning_service(settings, db, notify),
+        jobs = BackgroundJobs(pruning_service(settings, store, notify),
                               reflection_interval=settings.reflection_interval_seconds,
                               prune_interval=settings.prune_interval_seconds)
 
         # Writers tell the pruner which namespaces grew.
-        session_store = SqliteSessionStore(db, on_vector_change=notify, on_insert=jobs.inserted)
+        session_store = store.sessions(notify, jobs.inserted)
         sessions = SessionService(session_store, audit, session_limits(settings), utc_now)
         reflection = ReflectionService(
             session_store, sessions, limits, utc_now, max_items=settings.reflection_max_items,
             on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
                                                             code=code),
-            meaning=VectorMeaning(vectors) if vectors else None)
+            meaning=store.meaning(vectors) if vectors else None)
         retrieval = RetrievalService(
-            SqliteRetrievalStore(db), vectors, audit,
+            store.retrieval_store(), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
                               unknown_name_penalty=settings.retrieval_unknown_name_penalty,
                               inline_embed_max=settings.retrieval_inline_embed_max),
@@ -181,15 +161,15 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                    metrics_interval=settings.metrics_log_interval_seconds)
         stack.push_async_callback(jobs.aclose)
         crud = CrudService(
-            repo=SqliteEntryRepository(db, on_vector_change=notify, on_insert=jobs.inserted),
+            repo=store.entries(notify, jobs.inserted),
             audit=audit,
             cursors=CursorCodec(bytes.fromhex(secret)),
             limits=limits,
             clock=utc_now,
         )
-        yield App(settings=settings, launch_caller=launch_caller, db=db, audit=audit, crud=crud,
+        yield App(settings=settings, launch_caller=launch_caller, store=store, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
-                  browse=BrowseService(SqliteBrowseStore(db), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
-                  operator=SqliteOperatorStore(db, settings.sqlite_file))
+                  browse=BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
+                  operator=store.operator)

@@ -248,7 +248,7 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
 def stats(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
-    from agent_memory.bootstrap import open_records
+    from agent_memory.bootstrap import local_vector_dir, open_records
     from agent_memory.ops.inspection import store_stats
     from agent_memory.storage.vectors.health import task_status
 
@@ -256,9 +256,8 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> dict:
         async with open_records(settings) as records:
-            chroma_dir = None if settings.chroma_host else settings.chroma_dir
-            found = await store_stats(records.operator, chroma_dir=chroma_dir)
-        if settings.vector_backend != "none" and not settings.chroma_host and settings.backend != "list":
+            found = await store_stats(records.operator, chroma_dir=local_vector_dir(settings))
+        if settings.vector_backend != "none" and local_vector_dir(settings) and settings.backend != "list":
             found["vector_task"] = task_status(settings.chroma_dir)  # as the running servers record it
         return found
 

@@ -18,11 +18,12 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from agent_memory.auth import load_secret
-from agent_memory.config import Settings
+from agent_memory.config import ConfigError, Settings
 from agent_memory.console.app import AppSlot, console_app, with_console
 from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
+from agent_memory.stores import store_log_fields
 from agent_memory.tools.server import ToolSpec, create_server
 
 log = structlog.get_logger("agent_memory")
@@ -49,14 +50,17 @@ def _hold_stop_signals() -> None:
 
 def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
     """Serve MCP over stdin/stdout until the client closes the connection or SIGINT/SIGTERM
-    arrives; either way the session ends as at end of input and the store closes cleanly."""
+    arrives; either way the session ends as at end of input and the store closes cleanly.
+
+    Raises:
+        ConfigError: the store cannot be opened as configured (e.g. PostgreSQL unreachable)."""
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     if os.isatty(0):
         print(TERMINAL_HINT, file=sys.stderr, flush=True)
     server = create_server(settings, extra_tools=extra_tools)
 
     async def run() -> None:
-        log.info("server_starting", transport="stdio", store=settings.backend, sqlite=settings.sqlite_file)
+        log.info("server_starting", transport="stdio", store=settings.backend, **store_log_fields(settings))
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(_set_on_signal, stop)
@@ -65,7 +69,20 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
             tg.cancel_scope.cancel()
         log.info("server_stopped", transport="stdio")
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except BaseExceptionGroup as group:  # the store refused to open (from inside the MCP session's tasks)
+        refused = _config_error(group)
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def _config_error(group: BaseExceptionGroup) -> ConfigError | None:
+    found: BaseException | None = group.subgroup(ConfigError)
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, ConfigError) else None
 
 
 async def _set_on_signal(stop: anyio.Event) -> None:
@@ -155,7 +172,7 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
     config = uvicorn.Config(app, host=settings.http_host, port=settings.http_port, log_config=None,
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)
     log.info("server_starting", transport="http", host=settings.http_host, port=settings.http_port,
-             store=settings.backend, sqlite=settings.sqlite_file)
+             store=settings.backend, **store_log_fields(settings))
     with sock:
         _Server(config).run(sockets=[sock])
     log.info("server_stopped", transport="http")

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 from pathlib import Path
 
 import anyio
@@ -31,6 +32,7 @@ from agent_memory.tools.server import create_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_data import locomo_dir  # noqa: E402
+from pg_bench import bench_postgres  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -39,14 +41,15 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def evaluate_conversation(folder: Path, mode: str) -> list[dict]:
+async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None) -> list[dict]:
     memories = read_jsonl(folder / "memories.jsonl")
     queries = read_jsonl(folder / "queries.jsonl")
     agent = folder.name
+    store = {"backend": "postgres", "postgres_url": postgres_url} if postgres_url else {}
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"locomo-{agent}-"), "agent_id": agent, "team": "locomo",
         "rate_limit_per_second": 0, "log_level": "warning",
-        "retrieval_inline_embed_max": 0})  # so "found by meaning" below means "indexed"
+        "retrieval_inline_embed_max": 0, **store})  # so "found by meaning" below means "indexed"
     results = []
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}
@@ -110,14 +113,20 @@ def main() -> None:
                                                   "../shared/data/locomo/dev)")
     parser.add_argument("--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid")
     parser.add_argument("--conv", action="append", help="only these conversations")
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
+                        help="postgres: a fresh database per conversation on $MEMORY_BENCH_POSTGRES_URL's server, "
+                             "else on the PostgreSQL bundled in the test extra (tests/bench/pg_bench.py)")
     args = parser.parse_args()
     data = locomo_dir(args.data)
     configure_logging("warning", "console")
     folders = sorted(p for p in data.iterdir() if p.is_dir() and (not args.conv or p.name in args.conv))
     results: list[dict] = []
-    for folder in folders:
-        results += anyio.run(evaluate_conversation, folder, args.mode)
-    report(results, args.mode)
+    with ExitStack() as stack:
+        databases = stack.enter_context(bench_postgres()) if args.backend == "postgres" else None
+        for folder in folders:
+            url = databases.create_database() if databases else None
+            results += anyio.run(evaluate_conversation, folder, args.mode, url)
+    report(results, f"{args.mode}, {args.backend}")
 
 
 if __name__ == "__main__":

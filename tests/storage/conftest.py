@@ -1,5 +1,4 @@
-"""Fixtures for the storage tests: a real PostgreSQL (tests/postgres.py) and every record store
-(`store`, tests/storage/stores.py)."""
+"""Fixtures for the storage tests: every record store (`store`, tests/storage/stores.py); the real
+PostgreSQL (tests/postgres.py) comes from tests/conftest.py, one server for the whole run."""
 
-from tests.postgres import postgres_server, postgres_url  # noqa: F401 - fixtures
 from tests.storage.stores import store  # noqa: F401 - fixture

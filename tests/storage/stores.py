@@ -21,8 +21,6 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import BrowseStore, EntryRepository
 from agent_memory.core.rules import Limits
-from agent_memory.storage.sqlite.browse import SqliteBrowseStore
-from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from tests.conftest import make_settings
 
 ALICE = Call(Caller("alice", SystemType.SYS1, "red"), "req_contract")
@@ -90,9 +88,10 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     async with open_app(settings) as app:
         async def audit_rows() -> list[AuditRow]:
             await app.audit.flush()
-            return [tuple(row) for row in await app.db.read(lambda conn: conn.execute(AUDIT_SQL).fetchall())]
+            db = app.store.db  # type: ignore[attr-defined]  # the SQLite store's connection
+            return [tuple(row) for row in await db.read(lambda conn: conn.execute(AUDIT_SQL).fetchall())]
 
-        yield Store(request.param, app.crud, SqliteEntryRepository(app.db), SqliteBrowseStore(app.db), audit_rows)
+        yield Store(request.param, app.crud, app.store.entries(), app.store.browse_store(), audit_rows)
 
 
 

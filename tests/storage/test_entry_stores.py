@@ -169,16 +169,17 @@ async def test_audit_rows_record_writes_reads_and_denials(store: Store) -> None:
 
 
 async def test_postgres_transactions_that_read_one_version_only_one_replaces(postgres_url: str) -> None:
-    """Two transactions really interleaved (each has read version 1 before either writes): the
-    second's compare-and-swap waits for the first's row lock, then finds the etag changed."""
+    """Two transactions really interleaved, each holding version 1 (read before either writes): the
+    second's compare-and-swap waits for the first's row lock, then finds the etag changed. And a
+    transaction's `get` locks the entry: a writer that reads inside its transaction waits for the
+    other's commit and reads what committed (as under SQLite's single writer)."""
     async with postgres_store(postgres_url) as pg:
         made = await pg.crud.create(ALICE, Scope.AGENT, "alice", NewEntry("v1"))
-        both_read = threading.Barrier(2, timeout=10)
+        current = (await pg.repo.get_many([made.id]))[made.id]
+        both_ready = threading.Barrier(2, timeout=10)
 
         def work(tx: WriteTransaction) -> bool:
-            current = tx.get(made.id)
-            assert current is not None and current.version == 1
-            both_read.wait()
+            both_ready.wait()
             return tx.replace(replace(current, content="v2", version=2, etag=new_etag()), expected_etag=current.etag)
 
         results: list[bool] = []
@@ -191,3 +192,20 @@ async def test_postgres_transactions_that_read_one_version_only_one_replaces(pos
             tg.start_soon(run)
         assert sorted(results) == [False, True]
         assert (await pg.repo.get_many([made.id]))[made.id].version == 2
+
+        seen: list[int] = []
+        first_read = threading.Event()
+
+        def read_then_write(tx: WriteTransaction) -> None:
+            now = tx.get(made.id)
+            assert now is not None
+            first_read.set()
+            seen.append(now.version)
+            assert tx.replace(replace(now, content=f"v{now.version + 1}", version=now.version + 1,
+                                      etag=new_etag()), expected_etag=now.etag)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pg.repo.transact, read_then_write)
+            await anyio.to_thread.run_sync(first_read.wait)
+            tg.start_soon(pg.repo.transact, read_then_write)
+        assert seen == [2, 3]

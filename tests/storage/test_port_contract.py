@@ -1,7 +1,8 @@
 """The storage ports' contract, run against the record stores: `sqlite` (a file), `list`
-(`MEMORY_BACKEND=list`, in memory, gone at exit) and, for entries and lists, `postgres` (a real
-PostgreSQL with pgvector). Every store must keep passing this suite (tests/storage/stores.py builds
-them; test_entry_stores.py holds the rest of the entry contract)."""
+(`MEMORY_BACKEND=list`, in memory, gone at exit) and `postgres` (a real PostgreSQL with pgvector;
+its entries and lists from its adapters, sessions and pruning through the composition root).
+Every store must keep passing this suite (tests/storage/stores.py builds them;
+test_entry_stores.py holds the rest of the entry contract)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ from tests.storage.stores import ALICE, Store
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["sqlite", "list"])
+@pytest.fixture(params=["sqlite", "list", "postgres"])
 async def app(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[App]:
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else ""
     settings = make_settings(tmp_path / "data", backend=request.param, reflection_interval_seconds=0,
-                             prune_interval_seconds=0, compaction_threshold_chars=0)
+                             prune_interval_seconds=0, compaction_threshold_chars=0, postgres_url=url)
     async with open_app(settings) as opened:
         yield opened
     assert (tmp_path / "data" / "memory.db").exists() is (request.param == "sqlite")
@@ -88,7 +90,7 @@ async def test_sessions_compact_and_reflection_marks(app: App) -> None:
 async def test_pruning_plans_and_deletes(app: App) -> None:
     made = await app.crud.create(ALICE, Scope.AGENT, "alice", NewEntry("short lived", ttl_seconds=1))
     kept = await app.crud.create(ALICE, Scope.AGENT, "alice", NewEntry("kept"))
-    later = pruning_service(app.settings, app.db, clock=lambda: datetime(2999, 1, 1, tzinfo=UTC))
+    later = pruning_service(app.settings, app.store, clock=lambda: datetime(2999, 1, 1, tzinfo=UTC))
     assert await later.prune(dry_run=True) == [Victim(made.id, "agent", "alice", made.etag, "expired")]
     await later.prune()
     page = await app.crud.list(ALICE, Scope.AGENT, "alice", ListFilters(include_expired=True), None, 25)

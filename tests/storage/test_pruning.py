@@ -1,9 +1,13 @@
-"""Pruning and erase on a real SQLite file: what goes, in which order, what never goes, audit."""
+"""Pruning and erase on a real SQLite file and a real PostgreSQL (each test on both): what goes, in
+which order, what never goes, audit."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,32 +34,62 @@ RETENTION = Retention(max_entries_per_namespace=1000,
                       days={Layer.WORKING: 1, Layer.SESSION: 30, Layer.LONG_TERM: 0, Layer.META: 0})
 
 
-@pytest.fixture
-async def db(tmp_path: Path):  # noqa: ANN201
-    database = Database(tmp_path / "p.db")
-    await database.open()
-    await migrate(database)
-    yield database
-    await database.close()
+@dataclass
+class Rig:
+    """One store's entry repository, prune store and audit log, and raw reads of its tables."""
+
+    name: str
+    db: Any
+    repo: Any
+    prune_store: Any
+    audit: BufferedAuditLog
+
+    async def execute(self, sql: str, params: tuple[object, ...]) -> None:
+        if self.name == "postgres":
+            await self.db.transact(lambda conn: conn.execute(sql.replace("?", "%s"), params))
+        else:
+            await self.db.transact(lambda conn: conn.execute(sql, params))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Rig]:
+    if request.param == "sqlite":
+        database = Database(tmp_path / "p.db")
+        await database.open()
+        await migrate(database)
+        audit = BufferedAuditLog(database)
+        yield Rig("sqlite", database, SqliteEntryRepository(database), SqlitePruneStore(database), audit)
+        await database.close()
+        return
+    from agent_memory.storage.postgres.audit import PostgresAuditLog
+    from agent_memory.storage.postgres.database import PostgresDatabase
+    from agent_memory.storage.postgres.entries import PostgresEntryRepository
+    from agent_memory.storage.postgres.migrations import migrate as migrate_postgres
+    from agent_memory.storage.postgres.pruning import PostgresPruneStore
+
+    pg = PostgresDatabase(request.getfixturevalue("postgres_url"), pool_size=3)
+    await pg.open()
+    await migrate_postgres(pg)
+    yield Rig("postgres", pg, PostgresEntryRepository(pg), PostgresPruneStore(pg), PostgresAuditLog(pg))
+    await pg.close()
 
 
 @pytest.fixture
-async def crud(db: Database):  # noqa: ANN201
-    audit = BufferedAuditLog(db)
-    audit.start()
-    yield CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"k" * 32), Limits(), utc_now)
-    await audit.aclose()
+async def crud(db: Rig):  # noqa: ANN201
+    db.audit.start()
+    yield CrudService(db.repo, db.audit, CursorCodec(b"k" * 32), Limits(), utc_now)
+    await db.audit.aclose()
 
 
-def pruner(db: Database, days_ahead: float = 0, retention: Retention = RETENTION) -> PruneService:
-    return PruneService(SqlitePruneStore(db), retention, lambda: utc_now() + timedelta(days=days_ahead))
+def pruner(db: Rig, days_ahead: float = 0, retention: Retention = RETENTION) -> PruneService:
+    return PruneService(db.prune_store, retention, lambda: utc_now() + timedelta(days=days_ahead))
 
 
-async def rows(db: Database, sql: str) -> list[tuple]:
-    return await db.read(lambda conn: conn.execute(sql).fetchall())
+async def rows(db: Rig, sql: str) -> list[tuple]:
+    return await db.db.read(lambda conn: conn.execute(sql).fetchall())
 
 
-async def test_expired_and_past_retention_entries_go_others_stay(db: Database, crud: CrudService) -> None:
+async def test_expired_and_past_retention_entries_go_others_stay(db: Rig, crud: CrudService) -> None:
     expiring = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("soon gone", ttl_seconds=60))
     scratch = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("scratch note", layer=Layer.WORKING))
     turn = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("a session turn", layer=Layer.SESSION))
@@ -80,13 +114,12 @@ async def test_expired_and_past_retention_entries_go_others_stay(db: Database, c
 
 
 async def test_over_the_limit_compacted_first_then_lowest_priority_oldest_conflicts_never(
-        db: Database, crud: CrudService) -> None:
+        db: Rig, crud: CrudService) -> None:
     made = {}
     for name, priority in [("low-old", Priority.LOW), ("high-old", Priority.HIGH), ("medium", Priority.MEDIUM),
                            ("low-new", Priority.LOW), ("turn", Priority.HIGH), ("high-new", Priority.HIGH)]:
         made[name] = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry(name, priority=priority))
-    await db.transact(lambda conn: conn.execute("UPDATE entries SET compacted = 1 WHERE id = ?",
-                                                (made["turn"].id,)))
+    await db.execute("UPDATE entries SET compacted = TRUE WHERE id = ?", (made["turn"].id,))
     # A pending conflict on the oldest low-priority entry protects both it and the conflict entry.
     await crud.update(ALICE, Scope.AGENT, "alice", EntryChange(made["low-old"].id, {"content": "v2"}))
     with pytest.raises(Conflict) as conflict:
@@ -105,7 +138,7 @@ async def test_over_the_limit_compacted_first_then_lowest_priority_oldest_confli
     assert {made["low-old"].id, conflict_id} <= {r[0] for r in await rows(db, "SELECT id FROM entries")}
 
 
-async def test_erase_removes_a_namespace_and_with_cascade_those_under_it(db: Database, crud: CrudService) -> None:
+async def test_erase_removes_a_namespace_and_with_cascade_those_under_it(db: Rig, crud: CrudService) -> None:
     ids = {}
     for namespace in ("ops", "ops/a", "ops/a/deep", "opsx", "ops_b"):
         team = namespace.split("/")[0]
@@ -123,7 +156,7 @@ async def test_erase_removes_a_namespace_and_with_cascade_those_under_it(db: Dat
     assert await service.erase(Scope.AGENT, "nobody") == []
 
 
-async def test_a_conflict_that_appears_after_planning_saves_its_entry(db: Database, crud: CrudService) -> None:
+async def test_a_conflict_that_appears_after_planning_saves_its_entry(db: Rig, crud: CrudService) -> None:
     doomed = await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("old and low", priority=Priority.LOW))
     await crud.create(ALICE, Scope.AGENT, "alice", NewEntry("newer"))
     service = pruner(db, retention=Retention(max_entries_per_namespace=1, days={}))

@@ -4,7 +4,6 @@ turns it covers, details of old turns still reachable, concurrent compactions, b
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import anyio
@@ -14,7 +13,7 @@ from mcp import Client
 from agent_memory.config import Settings
 from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.tools.server import create_server
-from tests.conftest import Agent, audit_rows, make_settings
+from tests.conftest import Agent, audit_rows, make_settings, scalar
 from tests.tools.test_crud_concurrency import two_servers
 
 pytestmark = pytest.mark.anyio
@@ -34,6 +33,16 @@ def _covers(summary: dict) -> range:
     tag = next(t for t in summary["tags"] if t.startswith("turns:"))
     first, last = tag[len("turns:"):].split("-")
     return range(int(first), int(last) + 1)
+
+
+def _session_store(settings: Settings) -> type:
+    """The session store class of the backend `settings` name (to make the other server act
+    between this one's reads)."""
+    if settings.backend == "postgres":
+        from agent_memory.storage.postgres.sessions import PostgresSessionStore
+
+        return PostgresSessionStore
+    return SqliteSessionStore
 
 
 def _compactions(settings: Settings) -> list[dict]:
@@ -152,7 +161,8 @@ async def test_turns_another_process_compacted_meanwhile_are_left_to_it(
         settings: Settings, monkeypatch: pytest.MonkeyPatch, others_keep: int) -> None:
     """The other server compacts after this one has read the session and numbered its turns, just
     before this one writes: this one folds only what is left (others_keep 8: turns 13-20), or nothing."""
-    original = SqliteSessionStore.compacted_through
+    store_class = _session_store(settings)
+    original = store_class.compacted_through
     state = {"calls": 0, "other": None}
 
     async def meanwhile(store: SqliteSessionStore, key):  # noqa: ANN001, ANN202
@@ -167,7 +177,7 @@ async def test_turns_another_process_compacted_meanwhile_are_left_to_it(
 
     async with two_servers(settings, "legacy") as (a, b):
         await a.log("s", *[_turn(f"Fact number {n}: the locker code is {1000 + n}.", 1, minute=n) for n in range(20)])
-        monkeypatch.setattr(SqliteSessionStore, "compacted_through", meanwhile)
+        monkeypatch.setattr(store_class, "compacted_through", meanwhile)
         state["other"] = b
         failed, data = await a.reflect(action="compact", session_id="s", keep_recent=0)
         assert not failed, data
@@ -199,8 +209,4 @@ async def test_bad_compaction_input_is_refused_and_nothing_is_written(agent: Age
     listed = await _session(agent, "s")
     assert len(listed) == 4 and not any(t["compacted"] or "compaction" in t["tags"] for t in listed)
     assert _compactions(settings) == []
-    conn = sqlite3.connect(settings.sqlite_file)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM entries WHERE source = 'reflection'").fetchone()[0] == 0
-    finally:
-        conn.close()
+    assert scalar(settings, "SELECT COUNT(*) FROM entries WHERE source = 'reflection'") == 0

@@ -14,7 +14,7 @@ from mcp import Client
 from agent_memory.config import Settings
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
-from tests.conftest import IDENTITY_KEY, Agent, audit_rows, identity, make_settings
+from tests.conftest import IDENTITY_KEY, Agent, audit_rows, identity, make_settings, store_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -48,16 +48,18 @@ async def settled(agent: Agent, query: str, expected_id: str, **arguments: Any) 
 
 
 @pytest.fixture
-async def semantic_agent(tmp_path: Path) -> AsyncIterator[Agent]:
+async def semantic_agent(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Agent]:
     # "Found by meaning" must mean "in the vector index" in these tests: no in-call embedding.
-    settings = make_settings(tmp_path / "data", vector_backend="chroma", retrieval_inline_embed_max=0)
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma",
+                              retrieval_inline_embed_max=0)
     async with Client(create_server(settings), mode="auto") as client:
         yield Agent(client)
 
 
 @pytest.fixture
-async def fresh_agent(tmp_path: Path) -> AsyncIterator[Agent]:
-    settings = make_settings(tmp_path / "data", vector_backend="chroma")  # the default read-your-writes
+async def fresh_agent(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Agent]:
+    # the default read-your-writes
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma")
     async with Client(create_server(settings), mode="auto") as client:
         yield Agent(client)
 

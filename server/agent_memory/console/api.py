@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from agent_memory.bootstrap import App
+from agent_memory.bootstrap import App, local_vector_dir
 from agent_memory.console.auth import SignedIn
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.models import Layer, ListFilters, Scope, Skill, Source
@@ -249,8 +249,7 @@ async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     (only what the caller may read, unless an operator)."""
     settings = app.settings
     areas = None if signed.caller.operator else readable_areas(signed.caller)
-    chroma_dir = None if settings.chroma_host else settings.chroma_dir
-    store = await store_stats(app.operator, chroma_dir=chroma_dir, areas=areas)
+    store = await store_stats(app.operator, chroma_dir=local_vector_dir(settings), areas=areas)
     return {"tools": app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot(), "store": store}
 
 

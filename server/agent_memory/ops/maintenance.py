@@ -6,7 +6,7 @@ import asyncio
 import sys
 import time
 
-from agent_memory.bootstrap import Records, open_records, pruning_service, vector_runtime
+from agent_memory.bootstrap import Records, open_records
 from agent_memory.config import Settings
 from agent_memory.core.models import Scope
 from agent_memory.core.ports import Victim
@@ -17,21 +17,25 @@ class OperationFailed(RuntimeError):
 
 
 async def reindex(settings: Settings) -> int:
-    """Rebuild the vector index from SQLite, with progress on stderr. Returns entries indexed.
+    """Rebuild the vector index from the records (Chroma: reset it; PostgreSQL: drop every stored
+    vector), queue every entry again and apply the queue here, with progress on stderr. Returns the
+    vector changes applied. On PostgreSQL running servers may apply part of the queue meanwhile
+    (any process may), so fewer can be counted here.
 
     Raises:
         OperationFailed: vectors are switched off, the model is unusable, or a running server
             owns the vector directory.
     """
     async with open_records(settings) as records:
-        runtime = vector_runtime(settings, records.db)
+        runtime = records.vectors()
         if runtime is None:
             raise OperationFailed("vector_backend is none: there is no vector index to rebuild")
         try:
             try:
                 await runtime.rebuild()
             except RuntimeError as exc:
-                raise OperationFailed(f"{exc} (stop the server that owns it, then retry)") from None
+                hint = "" if settings.backend == "postgres" else " (stop the server that owns it, then retry)"
+                raise OperationFailed(f"{exc}{hint}") from None
             total = await runtime.backlog()
             done = 0
             started = time.monotonic()
@@ -49,28 +53,29 @@ async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
     """Run the pruner once over every namespace (or only plan it). Vector deletions go through
     the outbox: a running server applies them at once, otherwise the next server start does."""
     async with open_records(settings) as records:
-        return await pruning_service(settings, records.db).prune(dry_run=dry_run)
+        return await records.pruner().prune(dry_run=dry_run)
 
 
 async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool) -> list[Victim]:
     async with open_records(settings) as records:
-        return await pruning_service(settings, records.db).erase(scope, namespace, cascade=cascade, dry_run=True)
+        return await records.pruner().erase(scope, namespace, cascade=cascade, dry_run=True)
 
 
 async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
                 wait_seconds: float = 30.0) -> tuple[list[Victim], str]:
-    """Privacy erase from SQLite, then from the vector index: directly when no server owns it,
-    else by waiting (up to `wait_seconds`) for the owning server to apply the deletions.
-    Returns what was erased and what happened to the vectors."""
+    """Privacy erase from the record store, then from the vector index: directly when no server
+    owns it (on PostgreSQL none ever does: the vectors go with their entries, and this command
+    applies the queued deletions itself), else by waiting (up to `wait_seconds`) for the owning
+    server to apply the deletions. Returns what was erased and what happened to the vectors."""
     async with open_records(settings) as records:
-        erased = await pruning_service(settings, records.db).erase(scope, namespace, cascade=cascade)
+        erased = await records.pruner().erase(scope, namespace, cascade=cascade)
         if not erased:
             return erased, "nothing to erase"
         return erased, await _purge_vectors(settings, records, [v.entry_id for v in erased], wait_seconds)
 
 
 async def _purge_vectors(settings: Settings, records: Records, ids: list[str], wait_seconds: float) -> str:
-    runtime = vector_runtime(settings, records.db)
+    runtime = records.vectors()
     if runtime is None:
         return "no vector index (vector_backend = none)"
     try:
@@ -83,7 +88,7 @@ async def _purge_vectors(settings: Settings, records: Records, ids: list[str], w
             if await records.operator.pending_vector_changes(ids) == 0:
                 return "vectors removed by the server that owns the index"
             await asyncio.sleep(0.2)
-        raise OperationFailed(f"entries erased from SQLite, but {runtime.owner_note()} has not removed their "
+        raise OperationFailed(f"entries erased from the record store, but {runtime.owner_note()} has not removed their "
                               f"vectors within {wait_seconds:.0f} s; they are queued and go when it catches up")
     finally:
         await runtime.aclose()

@@ -16,6 +16,7 @@ from typing import Any
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
+from agent_memory.bootstrap import local_vector_dir
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden
 from agent_memory.core.ids import new_request_id
@@ -60,8 +61,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     if uri == METRICS_URI:
         return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
     if uri == STATS_URI:
-        chroma_dir = None if app.settings.chroma_host else app.settings.chroma_dir
-        stats = await store_stats(app.operator, chroma_dir=chroma_dir, areas=readable_areas(caller))
+        stats = await store_stats(app.operator, chroma_dir=local_vector_dir(app.settings), areas=readable_areas(caller))
         return _json(uri, stats)
     match = _ENTRY.match(uri)
     if match is None:

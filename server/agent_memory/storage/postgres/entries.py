@@ -43,7 +43,11 @@ class PostgresWriteTransaction:
         self.inserted_into: set[tuple[str, str]] = set()
 
     def get(self, entry_id: str) -> Entry | None:
-        row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = %s", (entry_id,)).fetchone()
+        # Locked until commit: a concurrent writer of this entry waits here and then reads what
+        # committed (as SQLite's single writer does), so it sees the winner's etag and version and
+        # keeps its change as a conflict entry, instead of failing later in the compare-and-swap
+        # on a state it read stale. NO KEY: vector rows referencing the entry are not blocked.
+        row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = %s FOR NO KEY UPDATE", (entry_id,)).fetchone()
         return row_to_entry(row) if row is not None else None
 
     def insert(self, entry: Entry) -> None:
@@ -61,11 +65,12 @@ class PostgresWriteTransaction:
         """Move the reflection marks of these session turns' sessions past them (imported turns were
         reflected where they came from; reflecting them again would only re-reinforce facts)."""
         self._conn.execute(
-            "INSERT INTO reflection_marks (namespace, team, session_id, last_seq, reflected_at) "
-            "SELECT namespace, team, session_id, MAX(seq), %s FROM entries WHERE id = ANY(%s) "
-            "AND scope = 'agent' AND session_id IS NOT NULL AND team IS NOT NULL GROUP BY 1, 2, 3 "
+            "INSERT INTO reflection_marks (namespace, team, session_id, last_turn, reflected_at) "
+            "SELECT namespace, team, session_id, MAX(turn_seq), %s FROM entries WHERE id = ANY(%s) "
+            "AND scope = 'agent' AND turn_seq IS NOT NULL GROUP BY 1, 2, 3 "
             "ON CONFLICT (namespace, team, session_id) DO UPDATE SET "
-            "last_seq = GREATEST(reflection_marks.last_seq, excluded.last_seq), reflected_at = excluded.reflected_at",
+            "last_turn = GREATEST(reflection_marks.last_turn, excluded.last_turn), "
+            "reflected_at = excluded.reflected_at",
             (at, list(entry_ids)))
 
     def has_pending_conflict(self, entry_id: str) -> bool:
@@ -81,19 +86,20 @@ class PostgresWriteTransaction:
 
     def move_reflection_mark(self, key: SessionKey, expected: int, new: int, at: str) -> bool:
         # The row lock (FOR UPDATE, or the insert's unique key) makes check-then-set atomic
-        # against another server's reflection of the same session.
+        # against another server's reflection of the same session. Marks count turn numbers
+        # (`turn_seq`, storage/postgres/turn_numbers.py), which commit in order.
         row = self._conn.execute(
-            "SELECT last_seq FROM reflection_marks WHERE namespace = %s AND team = %s AND session_id = %s "
+            "SELECT last_turn FROM reflection_marks WHERE namespace = %s AND team = %s AND session_id = %s "
             "FOR UPDATE", (key.agent_id, key.team, key.session_id)).fetchone()
         if (row[0] if row else 0) != expected:
             return False
         if row is None:
             return self._conn.execute(
-                "INSERT INTO reflection_marks (namespace, team, session_id, last_seq, reflected_at) "
+                "INSERT INTO reflection_marks (namespace, team, session_id, last_turn, reflected_at) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 (key.agent_id, key.team, key.session_id, new, at)).rowcount == 1
         self._conn.execute(
-            "UPDATE reflection_marks SET last_seq = %s, reflected_at = %s "
+            "UPDATE reflection_marks SET last_turn = %s, reflected_at = %s "
             "WHERE namespace = %s AND team = %s AND session_id = %s",
             (new, at, key.agent_id, key.team, key.session_id))
         return True

@@ -24,6 +24,8 @@ import psycopg
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.postgres.turn_numbers import m008_turn_numbers
+from agent_memory.storage.postgres.vectors_outbox import m009_vector_outbox_by_entry
 
 Migration = Callable[[psycopg.Connection], None]
 
@@ -216,6 +218,8 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("005_partitions", _m005_partitions),
     ("006_reflection_marks", _m006_reflection_marks),
     ("007_entry_vectors", _m007_entry_vectors),
+    ("008_turn_numbers", m008_turn_numbers),
+    ("009_vector_outbox_by_entry", m009_vector_outbox_by_entry),
 )
 
 

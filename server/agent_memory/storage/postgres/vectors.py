@@ -1,0 +1,229 @@
+"""Semantic search on PostgreSQL with pgvector (implements the core `SemanticIndex` port, and what
+the composition root, reflection's `Meaning` and the operator commands use of a vector runtime).
+
+The embedding model is the one SQLite's path uses (`OnnxEmbedder`), loaded lazily off the event
+loop. The vectors live in `entry_vectors`, next to the entries, and are kept in step by applying
+the outbox (`vectors_outbox`): every running server applies it, with no owner and no lock to take
+over; `notify()` wakes this server after its own writes and a poll notices other servers' writes.
+Searches (`vectors_queries`) run in the database (`vectors_search`); entries still queued are
+embedded in-line by `fresh_similarities` (read-your-writes, whichever server acknowledged the write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from typing import Any
+
+import anyio
+import structlog
+
+from agent_memory.storage.postgres import vectors_model, vectors_outbox
+from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
+from agent_memory.storage.vectors import health
+from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+from agent_memory.storage.vectors.health import TaskHealth
+from agent_memory.storage.vectors.search import LOADING
+
+BATCH = 64
+POLL_SECONDS = 1.0  # other servers' writes are noticed within this
+QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
+FIRST_BACKOFF_SECONDS = 0.5
+MAX_BACKOFF_SECONDS = 10.0
+
+log = structlog.get_logger("agent_memory.vectors")
+
+
+def _lower_thread_priority() -> None:
+    """Indexing is background work: requests (and the query thread) win the CPU."""
+    with suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+class PgVectorRuntime(PgVectorQueries):
+    def __init__(self, db: PostgresDatabase, model_files: Callable[[], ModelFiles], *,
+                 load_wait_seconds: float = 0.0, batch: int = BATCH, poll_seconds: float = POLL_SECONDS) -> None:
+        """Args:
+            load_wait_seconds: how long a search that arrives while the model is still loading
+                (at start-up) waits for it before answering keyword-only.
+            batch: outbox rows claimed per transaction.
+        """
+        self._db = db
+        self._model_files = model_files
+        self._load_wait = load_wait_seconds
+        self._batch = batch
+        self._poll = poll_seconds
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
+                                            initializer=_lower_thread_priority)
+        self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
+        self._embedder: OnnxEmbedder | None = None  # queries: both cores
+        self._model = ""  # its identity (`vectors_model`)
+        self._ready = False  # loaded, and the model that made the stored vectors
+        self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
+        self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
+        self._fresh: dict[tuple[str, str], Any] = {}  # (entry id, etag) -> vector embedded in a call
+        self._problem: str | None = LOADING
+        self._step = "load"
+        self._last_write = 0.0
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._health = TaskHealth(None)  # failures are logged; PostgreSQL keeps no status files
+        self.applied = 0  # outbox rows this process consumed
+        self.embedded = 0  # texts this process embedded for the index
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        # A fresh context: the task must not carry the log fields of the request that started it.
+        task = asyncio.create_task(self._run(), name="vector-sync", context=contextvars.Context())
+        task.add_done_callback(self._ended)
+        self._tasks.append(task)
+
+    async def aclose(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        with anyio.CancelScope(shield=True):
+            for task in self._tasks:
+                task.cancel()
+            if self._tasks:
+                await asyncio.wait(self._tasks)  # a batch in flight finishes or rolls back first
+        self._executor.shutdown(wait=True)
+        self._query_executor.shutdown(wait=True)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """The task only ends at shutdown; anything else is said loudly, here and in `degraded`."""
+        error = None if task.cancelled() else task.exception()
+        if self._stopping:
+            return
+        reason = "cancelled" if task.cancelled() else type(error).__name__ if error else "returned"
+        log.error("vector_task_ended", reason=reason)
+        self._problem = "semantic search unavailable: the background vector task stopped; restart the server"
+        self._health.stopped(reason, self._problem)
+
+    def notify(self) -> None:
+        """A write queued vector changes: apply them soon."""
+        self._last_write = time.monotonic()
+        self._wake.set()
+
+    @property
+    def problem(self) -> str | None:
+        """None when semantic search works, else why not (for `degraded`)."""
+        return self._problem
+
+    def owner_note(self) -> str:
+        return self._problem or "the servers applying the vector outbox"
+
+    # -- the model -----------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if self._embedder is None:
+            files = self._model_files()
+            # Created on the niced indexing thread, so the indexing sessions' threads run niced too.
+            self._index_embedder = OnnxEmbedder(files, threads=1)
+            self._bulk_embedder = self._index_embedder.with_threads(2)
+            self._embedder = self._index_embedder.with_threads(2)
+            self._model = vectors_model.identity(self._embedder.name)
+
+    async def _ensure_loaded(self, *, check_model: bool = True) -> bool:
+        """Load the model (once) and check it is the store's; False with `problem` set when it
+        cannot be loaded or is another."""
+        if self._ready or (self._embedder is not None and not check_model):
+            return True
+        self._step = "load"
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+            if check_model:
+                model = self._model
+                await self._db.transact(lambda conn: vectors_model.agree(conn, model))
+        except (EmbedderUnavailable, vectors_model.ModelMismatch) as exc:
+            self._problem = f"semantic search unavailable: {exc}"
+            return False
+        except Exception as exc:
+            self._problem = health.problem_text("load", exc)
+            return False
+        self._ready_now()
+        return True
+
+    def _ready_now(self) -> None:
+        if not self._ready:
+            log.info("semantic_search_ready", model=self._model, store="postgres")
+        self._ready, self._problem = True, None
+
+    async def take_over(self) -> bool:
+        """For operator commands: load the model. There is no owner on PostgreSQL: any process
+        may apply the outbox, so this is False only when the model cannot be loaded."""
+        return await self._ensure_loaded()
+
+    # -- the outbox applier ------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = FIRST_BACKOFF_SECONDS
+        while not self._stopping:
+            try:
+                if not await self._ensure_loaded():
+                    raise EmbedderUnavailable(self._problem or "the embedding model is not loaded")
+                self._step = "apply"
+                while (await self._apply_batch()).consumed > 0:
+                    pass  # (a batch left wholly queued is tried again at the next wake-up, not at once)
+                self._health.settled("ready", owner=False)
+                backoff = FIRST_BACKOFF_SECONDS
+            except Exception as exc:  # a derived index must never take the server down
+                if isinstance(exc, vectors_model.ModelMismatch):  # `reindex` switched models meanwhile
+                    self._ready, self._problem = False, f"semantic search unavailable: {exc}"
+                problem = None if self._ready else self._problem  # searches say their own failures
+                self._health.failed(self._step, exc, backoff, problem,
+                                    event="vector_sync_failed" if self._ready else "embedder_unavailable")
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._poll)
+            self._wake.clear()
+
+    def _embed_for_index(self, texts: list[str]) -> Any:
+        """Called on a database worker thread inside the batch's transaction: the embedding runs
+        on the niced indexing thread (one core while writes arrive, both once they pause)."""
+        quiet = time.monotonic() - self._last_write > QUIET_SECONDS
+        embedder = self._bulk_embedder if quiet else self._index_embedder
+        assert embedder is not None
+        vectors = self._executor.submit(embedder.embed_array, texts).result()
+        self.embedded += len(texts)
+        return vectors
+
+    async def apply_pending(self) -> int:
+        """Apply one batch of the outbox (rows other servers hold are skipped); returns how many
+        rows it consumed or left queued for a new embedding (0: nothing left for this process)."""
+        done = await self._apply_batch()
+        return done.consumed + done.deferred
+
+    async def _apply_batch(self) -> vectors_outbox.BatchResult:
+        if not await self._ensure_loaded():
+            raise EmbedderUnavailable(self._problem or "the embedding model is not loaded")
+        size, model = self._batch, self._model
+        done = await self._db.transact(
+            lambda conn: vectors_outbox.apply_batch(conn, size, self._embed_for_index, model))
+        self.applied += done.consumed
+        return done
+
+    async def backlog(self) -> int:
+        return await self._db.read(vectors_outbox.backlog)
+
+    async def rebuild(self) -> None:
+        """Drop every vector and queue every entry again, to be embedded by this process's model
+        from now on (used by `reindex`; servers loading another model stop applying and searching,
+        and say so). Raises RuntimeError when the model cannot be loaded (nothing is dropped then)."""
+        if not await self._ensure_loaded(check_model=False):
+            raise RuntimeError(self._problem or "the embedding model is not loaded")
+        model = self._model
+        queued = await self._db.transact(lambda conn: vectors_outbox.requeue_all(conn, model))
+        log.info("vector_index_rebuilding", queued=queued, model=model, store="postgres")
+        self._ready_now()
+        self.notify()

@@ -1,0 +1,110 @@
+"""The search side of `PgVectorRuntime` (the core `SemanticIndex` port, and `cosines` for
+reflection's `Meaning` through `VectorMeaning`): the query embedded here, the search run in the
+database (`vectors_search`), and read-your-writes embedding of entries still queued."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import structlog
+
+from agent_memory.core.models import Entry
+from agent_memory.core.ports import Partition, SemanticUnavailable
+from agent_memory.storage.postgres import vectors_outbox, vectors_search
+from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.vectors.embedder import OnnxEmbedder
+from agent_memory.storage.vectors.search import FRESH_CACHE, LOADING
+
+T = TypeVar("T")
+
+log = structlog.get_logger("agent_memory.vectors")
+
+
+class PgVectorQueries:
+    """Base of `PgVectorRuntime`, which owns the state below and loads the model."""
+
+    _db: PostgresDatabase
+    _embedder: OnnxEmbedder | None
+    _ready: bool  # the model loaded, and the one that made the stored vectors
+    _problem: str | None
+    _stopping: bool
+    _load_wait: float
+    _fresh: dict[tuple[str, str], Any]
+    _query_executor: ThreadPoolExecutor
+
+    async def _loaded(self) -> OnnxEmbedder:
+        """At start-up, wait (bounded by `load_wait_seconds`) for the model to load."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._load_wait
+        while not self._ready and self._problem == LOADING and not self._stopping and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if not self._ready or self._embedder is None:
+            raise SemanticUnavailable(self._problem or LOADING)
+        return self._embedder
+
+    async def _embed_query(self, embedder: OnnxEmbedder, texts: list[str]) -> Any:
+        # Queries get their own thread so they never wait behind an indexing batch.
+        return await asyncio.get_running_loop().run_in_executor(self._query_executor, embedder.embed_array, texts)
+
+    async def _read(self, work: Callable[[Any], T]) -> T:
+        try:
+            return await self._db.read(work, snapshot=True)
+        except Exception as exc:
+            log.warning("semantic_search_failed", error=type(exc).__name__, store="postgres")
+            raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
+
+    async def nearest(self, text: str, partitions: list[Partition], limit: int
+                      ) -> tuple[list[tuple[str, float]], list[float]]:
+        embedder = await self._loaded()
+        vector = (await self._embed_query(embedder, [text]))[0]
+        literal = vectors_outbox.vector_text(vector)
+        found = await self._read(lambda conn: vectors_search.nearest(conn, literal, partitions, limit))
+        return found, vector.tolist()
+
+    async def similarities(self, vector: list[float], partitions: list[Partition],
+                           entry_ids: list[str]) -> dict[str, float]:
+        if not entry_ids:
+            return {}
+        literal = vectors_outbox.vector_text(vector)
+        return await self._read(lambda conn: vectors_search.similarities(conn, literal, partitions, entry_ids))
+
+    async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
+        """Embed these entries now (they wait in the outbox) and return their cosine to `vector`.
+        Vectors are kept for a while by (id, etag), so repeated questions do not embed the same
+        new entries again. Raises SemanticUnavailable without a model here."""
+        if not self._ready or self._embedder is None:
+            raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
+        todo = [e for e in entries if (e.id, e.etag) not in self._fresh]
+        if todo:
+            rows = await self._embed_query(self._embedder, [e.content for e in todo])
+            for entry, row in zip(todo, rows, strict=True):
+                self._fresh[(entry.id, entry.etag)] = row
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        found = {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
+        while len(self._fresh) > FRESH_CACHE:  # oldest first, after this call's own are used
+            self._fresh.pop(next(iter(self._fresh)))
+        return found
+
+    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
+        """For reflection's consolidation (`VectorMeaning`): the cosine of each text to each entry,
+        never waiting for the model. Entries' vectors come from `entry_vectors` where indexed,
+        else are embedded now. Raises SemanticUnavailable while the model is not loaded here."""
+        if not self._ready or self._embedder is None:
+            raise SemanticUnavailable(self._problem or "the embedding model is not loaded in this process")
+        vectors = [row.tolist() for row in await self._embed_query(self._embedder, texts)]
+        ids = [e.id for e in entries]
+        literals = [vectors_outbox.vector_text(v) for v in vectors]
+        stored = await self._read(lambda conn: [vectors_search.similarities(conn, literal, None, ids)
+                                                for literal in literals]) if ids else [{} for _ in texts]
+        out = []
+        for vector, found in zip(vectors, stored, strict=True):
+            missing = [e for e in entries if e.id not in found]
+            if missing:
+                found.update(await self.fresh_similarities(vector, missing))
+            out.append(found)
+        return out

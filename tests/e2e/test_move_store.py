@@ -1,0 +1,65 @@
+"""Moving a store between SQLite and PostgreSQL with `agent-memory export` and `import`: lossless
+both ways (every field of every entry, the same JSON lines back), each imported entry audited
+and queued for the vector index, and the moved memories readable through a server on the new store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.e2e.servers import agent_memory_command
+from tests.e2e.test_operator_cli import _fill, offline_env, run
+
+pytestmark = pytest.mark.anyio
+
+
+def on_postgres(data: Path, url: str) -> dict[str, str]:
+    return offline_env(data, MEMORY_BACKEND="postgres", MEMORY_POSTGRES_URL=url)
+
+
+async def test_sqlite_to_postgres_and_back_is_lossless(tmp_path: Path, postgres_url: str) -> None:
+    sqlite = offline_env(tmp_path / "sqlite")
+    await _fill(sqlite)
+    exported = run(sqlite, "export")
+    assert exported.returncode == 0, exported.stderr
+    lines = exported.stdout.splitlines()
+    assert len(lines) == 12
+    kinds = {(r["scope"], r["layer"], r["conflict"], r["compacted"], r["superseded_by"] is not None)
+             for r in map(json.loads, lines)}
+    assert len(kinds) >= 5  # scopes, layers, a conflict, compacted turns, a superseded fact
+
+    postgres = on_postgres(tmp_path / "pg", postgres_url)
+    moved = run(postgres, "import", stdin=exported.stdout)
+    assert moved.returncode == 0, moved.stderr
+    assert "12 entries imported" in moved.stderr
+    assert run(postgres, "export").stdout == exported.stdout  # every field, in storage order
+
+    stats = json.loads(run(postgres, "stats").stdout)
+    assert stats["entries"] == 12 and stats["vector_outbox_backlog"] == 12  # queued for pgvector
+    audit = [json.loads(line) for line in run(postgres, "audit", "--action", "import").stdout.splitlines()]
+    assert len(audit) == 12 and {row["tool"] for row in audit} == {"import"}
+    again = run(postgres, "import", stdin=exported.stdout)  # ids already there: nothing changes
+    assert again.returncode == 1 and "already stored" in again.stderr
+    assert run(postgres, "export").stdout == exported.stdout
+
+    back = offline_env(tmp_path / "sqlite-again")
+    returned = run(back, "import", stdin=run(postgres, "export").stdout)
+    assert returned.returncode == 0, returned.stderr
+    assert run(back, "export").stdout == exported.stdout
+
+
+async def test_moved_memories_are_served_from_postgres(tmp_path: Path, postgres_url: str) -> None:
+    sqlite = offline_env(tmp_path / "sqlite")
+    await _fill(sqlite)
+    postgres = on_postgres(tmp_path / "pg", postgres_url)
+    assert run(postgres, "import", stdin=run(sqlite, "export").stdout).returncode == 0
+    params = StdioServerParameters(command=agent_memory_command(), args=["serve"], env=postgres)
+    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+        found = (await client.call_tool("memory_retrieve", {"query": "Zürich office café", "mode": "keyword"}))
+        assert not found.is_error, found.structured_content
+        assert any("Zürich" in item["content"] for item in found.structured_content["items"])
+        listed = (await client.call_tool("memory_crud", {"action": "list", "scope": "team", "namespace": "ops"}))
+        assert [i["content"] for i in listed.structured_content["items"]] == ["Page the on-call only for errors."]
