@@ -74,6 +74,18 @@ class LocalPostgres:
             self.root.chmod(0o755)
             for path in (self.root, self._data):
                 os.chown(path, self._user.pw_uid, self._user.pw_gid)
+            # The unprivileged user may not reach the venv (a clone in a 0700 directory): run a copy
+            # of the binaries, libraries and share files from our own directory (about 40 MB), laid
+            # out as in site-packages, where the binaries' RPATH finds pgserver.libs.
+            installed = self._bin.parent
+            copy = self.root / "pkg" / "pgserver" / "pginstall"
+            for part in ("bin", "lib", "share"):
+                if (installed / part).is_dir():
+                    shutil.copytree(installed / part, copy / part, symlinks=True)
+            libs = installed.parent.parent / "pgserver.libs"
+            if libs.is_dir():
+                shutil.copytree(libs, self.root / "pkg" / "pgserver.libs", symlinks=True)
+            self._bin = copy / "bin"
         self._run("initdb", "-D", str(self._data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
                   "--locale=C", "--no-sync")
         hba = self._data / "pg_hba.conf"

@@ -1,11 +1,14 @@
 """memory_crud over streamable HTTP with 8 concurrent clients.
 
     python tests/bench/bench_http.py [--clients 8] [--calls 500] [--mode auto|legacy]
+                                     [--servers 2] [--backends sqlite postgres]
 
 Starts the real server (`serve --http`, plus the benchmark-only no-op tool) on a loopback port
 with a fresh data directory, then runs three phases, each with every client calling
 concurrently: `--calls` no-op calls per client, `--calls` creates per client, and `--calls` reads
 per client (of that client's own entries). Each client has its own token (agents in two teams).
+With `--servers N`, N server processes share the store (one data directory on SQLite, one
+database on PostgreSQL) and client i talks to server i mod N; `--backends` runs each store in turn.
 Prints throughput (calls/s over the phase) and p50/p95 round trip per phase, and the
 create/read ratios to the no-op phase. Client and server share this machine's cores.
 """
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import anyio
@@ -32,6 +36,9 @@ from agent_memory.core.models import Caller, Skill, SystemType
 from agent_memory.core.tokens import issue_token
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pg_bench import bench_postgres  # noqa: E402
+
 SECRET = "bench-http-secret-0123456789abcdef"
 
 
@@ -40,13 +47,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def start_server(data_dir: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(data_dir: str, store_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AUTH_SECRET": SECRET, "MEMORY_RATE_LIMIT_PER_SECOND": "0"})
-    log = open(os.path.join(data_dir, "server.log"), "w")
+    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AUTH_SECRET": SECRET, "MEMORY_RATE_LIMIT_PER_SECOND": "0",
+                **store_env})
+    log = open(os.path.join(data_dir, f"server-{port}.log"), "w")
     proc = subprocess.Popen([sys.executable, str(HERE / "bench_server.py"), "--http", "--port", str(port)],
                             env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     deadline = time.monotonic() + 30
@@ -60,7 +68,7 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.05)
 
 
-async def run(url: str, clients: int, calls: int, mode: str) -> dict[str, tuple[list[float], float]]:
+async def run(urls: list[str], clients: int, calls: int, mode: str) -> dict[str, tuple[list[float], float]]:
     phases: dict[str, tuple[list[float], float]] = {}
     ids: dict[int, list[str]] = {i: [] for i in range(clients)}
     tokens = [issue_token(Caller(f"bench-{i}", SystemType.SYS3, "red" if i % 2 else "blue", frozenset(Skill)),
@@ -69,7 +77,7 @@ async def run(url: str, clients: int, calls: int, mode: str) -> dict[str, tuple[
     async def session(i: int, phase: str, latencies: list[float]) -> None:
         rng = random.Random(i)
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[i]}"}, timeout=60) as http, \
-                Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                Client(streamable_http_client(urls[i % len(urls)], http_client=http), mode=mode) as client:
             for n in range(calls + 10):
                 if phase == "noop":
                     name, args = "bench_noop", {}
@@ -103,16 +111,31 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--mode", choices=["auto", "legacy"], default="auto")
+    parser.add_argument("--servers", type=int, default=1, help="server processes sharing the store")
+    parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+                        help="stores to run in turn (postgres: tests/bench/pg_bench.py's server)")
     args = parser.parse_args()
-    data_dir = tempfile.mkdtemp(prefix="bench-http-")
-    proc, url = start_server(data_dir)
-    try:
-        phases = anyio.run(run, url, args.clients, args.calls, args.mode)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with ExitStack() as stack:
+        for backend in args.backends:
+            store_env = {}
+            if backend == "postgres":
+                store_env = {"MEMORY_BACKEND": "postgres",
+                             "MEMORY_POSTGRES_URL": stack.enter_context(bench_postgres()).create_database()}
+            data_dir = tempfile.mkdtemp(prefix="bench-http-")
+            servers = [start_server(data_dir, store_env) for _ in range(args.servers)]
+            try:
+                phases = anyio.run(run, [url for _, url in servers], args.clients, args.calls, args.mode)
+            finally:
+                for proc, _ in servers:
+                    proc.terminate()
+                    proc.wait(timeout=15)
+            report(phases, args, backend)
+
+
+def report(phases: dict[str, tuple[list[float], float]], args: argparse.Namespace, backend: str) -> None:
     total = args.clients * (args.calls + 10)
-    print(f"memory_crud over streamable HTTP, mode={args.mode}, {args.clients} clients x {args.calls} calls")
+    print(f"memory_crud over streamable HTTP, {backend}, {args.servers} server(s), mode={args.mode}, "
+          f"{args.clients} clients x {args.calls} calls")
     print(f"{'phase':<8}{'calls/s':>10}{'p50 ms':>10}{'p95 ms':>10}{'p50/noop':>10}{'tput/noop':>11}")
     noop_p50 = statistics.median(phases["noop"][0])
     noop_rate = total / phases["noop"][1]

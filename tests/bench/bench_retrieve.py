@@ -47,6 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 from tests.bench.locomo_data import DEFAULT, locomo_dir  # noqa: E402
 from tests.npm_cache import node_script  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_bench import bench_postgres  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 DATA = DEFAULT  # main() sets the folder given (--data, $AGENT_MEMORY_LOCOMO)
 REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
@@ -110,7 +113,8 @@ async def start_reference(stack: AsyncExitStack, command: list[str], size: int, 
     return client
 
 
-async def start_ours(stack: AsyncExitStack, size: int, items: list[str]) -> tuple[Client, Path]:
+async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_env: dict[str, str] | None = None,
+                     label: str = "ours") -> tuple[Client, Path]:
     """Our server (stdio) on a fresh store holding `items`, once they are all searchable by
     meaning; also the path of its log."""
     data_dir = tempfile.mkdtemp(prefix=f"bench-retrieve-{size}-")
@@ -122,6 +126,7 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str]) -> tupl
                 # one namespace holds every entry: keep the pruner from trimming it to its default limit
                 "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(size * 2)})
     env.update(SERVER_ENV)
+    env.update(store_env or {})
     log_path = Path(data_dir) / "server.log"
     params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
     log = stack.enter_context(log_path.open("w"))
@@ -142,12 +147,12 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str]) -> tupl
                 break
             await anyio.sleep(0.5)
     indexed = time.perf_counter() - started
-    print(f"  ours: written in {written:.1f} s ({size / written:.0f}/s), searchable by meaning after {indexed:.1f} s "
-          f"({indexed - written:.1f} s after the last write); indexed {size / indexed:.0f} entries/s")
+    print(f"  {label}: written in {written:.1f} s ({size / written:.0f}/s), searchable by meaning after "
+          f"{indexed:.1f} s ({indexed - written:.1f} s after the last write); indexed {size / indexed:.0f} entries/s")
     return client, log_path
 
 
-async def run(size: int, n_queries: int, reference: list[str] | None) -> None:
+async def run(size: int, n_queries: int, reference: list[str] | None, backends: list[str]) -> None:
     turns, questions = corpus()
     rng = random.Random(size)
     items = texts(size, turns, rng)
@@ -158,9 +163,16 @@ async def run(size: int, n_queries: int, reference: list[str] | None) -> None:
     async with AsyncExitStack() as stack:
         if reference:
             calls["reference search_nodes"] = (await start_reference(stack, reference, size, items), "search_nodes", {})
-        ours, log_path = await start_ours(stack, size, items)
-        for mode in MODES:
-            calls[f"ours memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
+        logs: dict[str, Path] = {}
+        for backend in backends:
+            name = "ours" if backends == ["sqlite"] else f"ours/{backend}"
+            store_env = {}
+            if backend == "postgres":
+                store_env = {"MEMORY_BACKEND": "postgres",
+                             "MEMORY_POSTGRES_URL": stack.enter_context(bench_postgres()).create_database()}
+            ours, logs[name] = await start_ours(stack, size, items, store_env, name)
+            for mode in MODES:
+                calls[f"{name} memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
         round_trips: dict[str, list[float]] = {label: [] for label in calls}
         for n, question in enumerate(asked[:10] + asked):  # the first 10: warm-up
             for label, (client, tool, extra) in calls.items():
@@ -171,12 +183,15 @@ async def run(size: int, n_queries: int, reference: list[str] | None) -> None:
                 assert tool != "memory_retrieve" or answer.structured_content["degraded"] is None
                 if n >= 10:
                     round_trips[label].append(elapsed)
-        lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
-    retrieves = [e for e in lines if e.get("event") == "memory_retrieve_invocation"][-len(asked) * len(MODES):]
+        retrieves = {}
+        for name, log_path in logs.items():
+            lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+            retrieves[name] = [e for e in lines if e.get("event") == "memory_retrieve_invocation"
+                               ][-len(asked) * len(MODES):]
     for label, values in round_trips.items():
-        print(f"  {label:<31} round trip {spread(values)}")
+        print(f"  {label:<40} round trip {spread(values)}")
         if label.startswith("ours"):
-            mine = retrieves[MODES.index(label.rsplit(" ", 1)[1])::len(MODES)]
+            mine = retrieves[label.split(" ", 1)[0]][MODES.index(label.rsplit(" ", 1)[1])::len(MODES)]
             print(f"      server-side {spread([e['duration_ms'] for e in mine])}")
             for stage in ("keyword", "semantic", "fuse", "rank", "assemble"):
                 print(f"      stage {stage:<9} {spread([e['stages_ms'].get(stage, 0.0) for e in mine])}")
@@ -190,6 +205,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--reference-max", type=int, default=10_000,
                         help="run the reference server only at sizes up to this (0: never)")
+    parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+                        help="our stores, side by side in one run (postgres: tests/bench/pg_bench.py's server)")
     parser.add_argument("--server-env", action="append", default=[], metavar="MEMORY_X=VALUE",
                         help="a setting for our server, e.g. MEMORY_EMBEDDING_INT8_COMPUTE=false")
     parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
@@ -205,7 +222,7 @@ def main() -> None:
         print(f"reference server skipped: {why}")
     print("memory_retrieve (limit 10) vs the reference server's search_nodes, over stdio")
     for size in args.sizes:
-        anyio.run(run, size, args.queries, reference if size <= args.reference_max else None)
+        anyio.run(run, size, args.queries, reference if size <= args.reference_max else None, args.backends)
 
 
 if __name__ == "__main__":
