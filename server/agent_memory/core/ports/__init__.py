@@ -1,0 +1,69 @@
+"""Every port the domain needs from a store, in one place (adapters live in `agent_memory.storage`):
+records (entries, audit, sessions, pruning), search (keyword, semantic, browsing), reflection
+(distilling, meaning) and operator reads."""
+
+from __future__ import annotations
+
+from agent_memory.core.ports.operator import (
+    AUDIT_COLUMNS,
+    AuditQuery,
+    OperatorStore,
+    PartitionCount,
+)
+from agent_memory.core.ports.records import (
+    AuditSink,
+    EntryRepository,
+    Mark,
+    PrunePolicy,
+    PruneStore,
+    SessionKey,
+    SessionRef,
+    SessionStore,
+    SessionTransaction,
+    Victim,
+    WriteTransaction,
+)
+from agent_memory.core.ports.reflection import (
+    Distiller,
+    DistillFailed,
+    Meaning,
+    MeaningUnavailable,
+)
+from agent_memory.core.ports.search import (
+    BrowseQuery,
+    BrowseStore,
+    CandidateFilter,
+    Partition,
+    RetrievalStore,
+    SemanticIndex,
+    SemanticUnavailable,
+)
+
+__all__ = [
+    "AUDIT_COLUMNS",
+    "AuditQuery",
+    "AuditSink",
+    "BrowseQuery",
+    "BrowseStore",
+    "CandidateFilter",
+    "DistillFailed",
+    "Distiller",
+    "EntryRepository",
+    "Mark",
+    "Meaning",
+    "MeaningUnavailable",
+    "OperatorStore",
+    "Partition",
+    "PartitionCount",
+    "PrunePolicy",
+    "PruneStore",
+    "RetrievalStore",
+    "SemanticIndex",
+    "SemanticUnavailable",
+    "SessionKey",
+    "SessionRef",
+    "SessionStore",
+    "SessionTransaction",
+    "Victim",
+    "WriteTransaction",
+]
