@@ -32,18 +32,10 @@ def load_secret(settings: Settings) -> bytes:
         return settings.auth_secret.encode()
     path = secret_path(settings)
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
-            try:
-                os.link(temporary, path)
-            except FileExistsError:
-                pass  # another process won the race; use its secret
-        finally:
-            temporary.unlink(missing_ok=True)
+            _create_secret(path)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the auth secret file {path}: {exc.strerror or exc}") from None
     try:
         text = path.read_text().strip()
     except OSError as exc:
@@ -51,3 +43,19 @@ def load_secret(settings: Settings) -> bytes:
     if len(text) < MIN_SECRET_CHARS:
         raise ConfigError(f"the auth secret file {path} is empty or too short; delete it to create a new one")
     return text.encode()
+
+
+def _create_secret(path: Path) -> None:
+    """A new random secret at `path`, readable by its owner only; another process may win the race."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process won the race; use its secret
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -157,11 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(options)
         if options.command == "serve":
-            from agent_memory.serve import PortUnavailable, serve
+            from agent_memory.serve import PortUnavailable, StartFailed, serve
 
             try:
                 serve(settings)
-            except PortUnavailable as exc:
+            except (PortUnavailable, StartFailed) as exc:
                 print(f"agent-memory: {exc}", file=sys.stderr)
                 return EXIT_UNAVAILABLE
             return EXIT_OK

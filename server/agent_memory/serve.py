@@ -23,7 +23,7 @@ from agent_memory.console.app import AppSlot, console_app, with_console
 from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
-from agent_memory.stores import store_log_fields
+from agent_memory.stores import open_store, store_log_fields
 from agent_memory.tools.server import ToolSpec, create_server
 
 log = structlog.get_logger("agent_memory")
@@ -37,6 +37,10 @@ class PortUnavailable(Exception):
     """The HTTP address cannot be bound (in use, not allowed, not on this machine); the message says which."""
 
 
+class StartFailed(Exception):
+    """The HTTP server's start-up failed after the checks (the reason is in the log's error record)."""
+
+
 _held: list[int] = []  # stop signals that arrived while no transport was listening for them
 
 
@@ -45,7 +49,16 @@ def _hold_stop_signals() -> None:
     on, instead of dying of it mid-start (exit 143) or printing a KeyboardInterrupt traceback."""
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
-            signal.signal(sig, lambda signum, frame: _held.append(signum))
+            signal.signal(sig, _hold)
+
+
+def _hold(signum: int, frame: object) -> None:
+    """Keep the first stop signal; a second one while nothing listens (a stop that hangs) ends the
+    process with the signal's default action, as an operator pressing Ctrl-C twice expects."""
+    _held.append(signum)
+    if len(_held) > 1:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
@@ -165,17 +178,35 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
 
     Raises:
         PortUnavailable: the address cannot be bound (checked before `server_starting`).
+        ConfigError: the store cannot be opened as configured (checked before `server_starting`).
+        StartFailed: start-up failed all the same (say, the store went away in between).
     """
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     app = http_app(settings, extra_tools=extra_tools)
     sock = bind_http(settings.http_host, settings.http_port)
+    try:
+        anyio.run(check_store, settings)
+    except BaseException:
+        sock.close()
+        raise
     config = uvicorn.Config(app, host=settings.http_host, port=settings.http_port, log_config=None,
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)
     log.info("server_starting", transport="http", host=settings.http_host, port=settings.http_port,
              store=settings.backend, **store_log_fields(settings))
+    server = _Server(config)
     with sock:
-        _Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
+    if not server.started:
+        raise StartFailed("the HTTP server did not start: the reason is in the log's error record")
     log.info("server_stopped", transport="http")
+
+
+async def check_store(settings: Settings) -> None:
+    """Open the store and close it again, so that one that cannot be opened (PostgreSQL
+    unreachable, pgvector missing, an unwritable SQLite directory) is refused in one line, as on
+    stdio, before the HTTP server starts (whose start-up would log a traceback instead)."""
+    async with open_store(settings):
+        pass
 
 
 def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:

@@ -26,7 +26,7 @@ from agent_memory.core.ports import (
 )
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.browse import SqliteBrowseStore
-from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.database import Database, SqliteUnavailable
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate, read_meta
 from agent_memory.storage.sqlite.operator import SqliteOperatorStore
@@ -236,14 +236,17 @@ async def open_store(settings: Settings) -> AsyncIterator[RecordStore]:
     """The record store `settings.backend` names, opened and migrated; closed on exit.
 
     Raises:
-        ConfigError: PostgreSQL chosen but not installed, unreachable, or lacking pgvector (the
-            message says which and what to do)."""
+        ConfigError: PostgreSQL chosen but not installed, unreachable, or lacking pgvector; the
+            SQLite file cannot be opened (the message says which and what to do)."""
     if settings.backend == "postgres":
         async with _open_postgres(settings) as store:
             yield store
         return
     db = Database(settings.sqlite_file, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    await db.open()
+    try:
+        await db.open()
+    except SqliteUnavailable as exc:
+        raise ConfigError(str(exc)) from None
     try:
         await migrate(db)
         secret = await read_meta(db, "cursor_secret")

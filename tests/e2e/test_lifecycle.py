@@ -118,3 +118,56 @@ def test_a_busy_port_exits_3_with_the_reason_before_anything_starts(tmp_path: Pa
                                    f"listening on 127.0.0.1:{port}); stop it or choose another port with --port or "
                                    "MEMORY_HTTP_PORT")
     assert "server_starting" not in busy.stderr and busy.stdout == ""
+
+
+def serve_refused(tmp_path: Path, data: Path, *flags: str, **env: str) -> subprocess.CompletedProcess[str]:
+    if flags:
+        flags = (*flags, "--port", str(free_port()))
+    return subprocess.run([agent_memory_command(), "serve", *flags], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60, env=server_env(data, MEMORY_AUTH_SECRET=SECRET, **env))
+
+
+@pytest.mark.parametrize("flags", [(), ("--http",)], ids=["stdio", "http"])
+def test_a_store_that_cannot_be_opened_exits_2_in_one_line(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    not_a_folder = serve_refused(tmp_path, blocker / "data", *flags)
+    assert not_a_folder.returncode == 2 and not_a_folder.stdout == ""
+    assert not_a_folder.stderr.strip().splitlines()[-1] == (
+        f"agent-memory: cannot open the SQLite store {blocker}/data/memory.db: Not a directory")
+    assert "Traceback" not in not_a_folder.stderr
+
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "memory.db").write_bytes(b"this is not a database" * 200)
+    not_a_database = serve_refused(tmp_path, garbage, *flags)  # used to hang on aiosqlite's thread
+    assert not_a_database.returncode == 2 and "Traceback" not in not_a_database.stderr
+    assert not_a_database.stderr.strip().splitlines()[-1] == (
+        f"agent-memory: cannot open the SQLite store {garbage}/memory.db: file is not a database")
+    assert (garbage / "memory.db").read_bytes() == b"this is not a database" * 200  # left as it was
+    assert "server_starting" not in not_a_database.stderr or not flags  # HTTP checks before it starts
+
+
+@pytest.mark.parametrize("flags", [(), ("--http",)], ids=["stdio", "http"])
+def test_an_unreachable_postgresql_exits_2_with_libpqs_reason(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    pytest.importorskip("psycopg")
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    refused = serve_refused(tmp_path, tmp_path / "data", *flags, MEMORY_BACKEND="postgres",
+                            MEMORY_POSTGRES_URL=f"postgresql://memory:hunter2@127.0.0.1:{port}/memory")
+    assert refused.returncode == 2 and refused.stdout == "" and "Traceback" not in refused.stderr
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"agent-memory: cannot connect to postgresql://memory:***@127.0.0.1:{port}/memory: "
+                           f"connection to server at \"127.0.0.1\", port {port} failed: Connection refused")
+    assert "hunter2" not in refused.stderr
+    assert "error connecting" not in refused.stderr  # one try, not the pool's retries until its timeout
+
+
+def test_the_console_refuses_a_store_that_cannot_be_opened_before_printing_a_url(tmp_path: Path) -> None:
+    (tmp_path / "memory.db").write_bytes(b"this is not a database" * 200)
+    console = subprocess.run([agent_memory_command(), "console", "--port", str(free_port())],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                             env=server_env(tmp_path, MEMORY_AUTH_SECRET=SECRET))
+    assert console.returncode == 2 and console.stdout == "" and "Traceback" not in console.stderr
+    assert console.stderr.strip().splitlines()[-1].endswith("memory.db: file is not a database")

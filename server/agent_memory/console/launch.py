@@ -13,6 +13,8 @@ import threading
 import time
 import webbrowser
 
+import anyio
+
 from agent_memory.config import Settings
 
 EXIT_OK, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 2, 3
@@ -35,7 +37,7 @@ def operator_token(settings: Settings, *, now: int) -> str:
 
 
 def run_console(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.serve import PortUnavailable, bind_http, serve
+    from agent_memory.serve import PortUnavailable, StartFailed, bind_http, check_store, serve
 
     settings = dataclasses.replace(settings, transport="http", http_host=LOOPBACK)
     try:
@@ -43,6 +45,7 @@ def run_console(options: argparse.Namespace, settings: Settings) -> int:
     except PortUnavailable as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    anyio.run(check_store, settings)  # a store that cannot be opened: one line and exit 2, before the URL
     url = sign_in_url(settings.http_port, operator_token(settings, now=int(time.time())))
     print(f"memory console: {url}\n(an operator token valid for 12 hours, audited on every use; "
           "Ctrl-C stops the console)", flush=True)
@@ -50,7 +53,7 @@ def run_console(options: argparse.Namespace, settings: Settings) -> int:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     try:
         serve(settings)
-    except PortUnavailable as exc:
+    except (PortUnavailable, StartFailed) as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     return EXIT_OK

@@ -66,28 +66,35 @@ class PostgresDatabase:
         return self._pool.max_size
 
     async def open(self) -> None:
-        """Connect (waits at most the connect timeout). Raises: PostgresUnavailable."""
+        """Connect (waits at most the connect timeout). Raises: PostgresUnavailable.
+
+        One plain connection is tried first, so an unreachable server or a refused login fails at
+        once with libpq's reason, instead of the pool retrying (and logging) until its timeout."""
 
         def connect() -> None:
+            reason = self._probe()
+            if reason is not None:
+                raise PostgresUnavailable(f"cannot connect to {self.display_url}: {reason}")
             try:
                 self._pool.open(wait=True, timeout=self._timeout)
             except PoolTimeout:
                 self._pool.close()
-                reason = self._probe()
-                raise PostgresUnavailable(f"cannot connect to {self.display_url}: {reason}") from None
+                raise PostgresUnavailable(f"cannot connect to {self.display_url}: "
+                                          f"{self._probe() or 'no connection within the timeout'}") from None
 
         await anyio.to_thread.run_sync(connect)
 
-    def _probe(self) -> str:
-        """Why a connection fails, in libpq's words (which never include the password)."""
+    def _probe(self) -> str | None:
+        """Why a connection fails, in libpq's words (which never include the password); None if
+        it does not."""
         try:
             psycopg.connect(self._url, connect_timeout=max(1, int(self._timeout))).close()
         except psycopg.Error as exc:
-            text = str(exc).strip().splitlines()
+            text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            text = text.removeprefix("connection failed: ") or type(exc).__name__
             password = urlsplit(self._url).password or os.environ.get("PGPASSWORD")
-            line = text[-1] if text else type(exc).__name__
-            return line.replace(password, "***") if password else line
-        return "no connection within the timeout"
+            return text.replace(password, "***") if password else text
+        return None
 
     async def close(self) -> None:
         with anyio.CancelScope(shield=True):

@@ -20,6 +20,11 @@ if not callable(getattr(aiosqlite.Connection, "_execute", None)):  # pragma: no 
     raise ImportError("this aiosqlite lacks Connection._execute; install a version within pyproject's range")
 
 
+class SqliteUnavailable(RuntimeError):
+    """The file cannot be opened as a database (its directory cannot be made, it is not a
+    database, permission denied); the message says which and where."""
+
+
 class Database:
     """A writer connection and, for files, a reader connection that sees only committed data.
 
@@ -42,19 +47,30 @@ class Database:
         return self._path == MEMORY
 
     async def open(self) -> None:
-        if not self.in_memory:
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        self._writer = await self._connect()
-        if not self.in_memory:
-            await self._writer.execute_fetchall("PRAGMA journal_mode=WAL")
-            self._reader = await self._connect()
-            await self._reader.execute_fetchall("PRAGMA query_only=ON")
+        """Raises: SqliteUnavailable (and leaves nothing open)."""
+        try:
+            if not self.in_memory:
+                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            self._writer = await self._connect()
+            if not self.in_memory:
+                await self._writer.execute_fetchall("PRAGMA journal_mode=WAL")
+                self._reader = await self._connect()
+                await self._reader.execute_fetchall("PRAGMA query_only=ON")
+        except (OSError, sqlite3.Error) as exc:
+            await self.close()
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SqliteUnavailable(f"cannot open the SQLite store {self._path}: {reason}") from None
 
     async def _connect(self) -> aiosqlite.Connection:
         conn = await aiosqlite.connect(self._path, isolation_level=None)
-        await conn.execute_fetchall(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
-        await conn.execute_fetchall("PRAGMA synchronous=NORMAL")
-        await conn.execute_fetchall("PRAGMA foreign_keys=ON")
+        try:
+            await conn.execute_fetchall(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+            await conn.execute_fetchall("PRAGMA synchronous=NORMAL")
+            await conn.execute_fetchall("PRAGMA foreign_keys=ON")
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await conn.close()  # else its worker thread keeps the process from exiting
+            raise
         return conn
 
     async def close(self) -> None:
