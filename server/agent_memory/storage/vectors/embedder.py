@@ -109,8 +109,14 @@ class OnnxEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._session = self._new_session(threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
-        if files.verify is False:
-            self.name = f"custom:{files.model.parent.name}"
+        if files.verify is False:  # named by its bytes too: another model in the same folder is another space
+            self.name = f"custom:{files.model.parent.name}:{hashlib.sha256(model).hexdigest()[:12]}"
+
+    @property
+    def space(self) -> str:
+        """Which vector space this model embeds into: its name, less how it multiplies (int8
+        compute is the same weights, so the same space). Vectors of two spaces never compare."""
+        return self.name.removesuffix(" (int8 compute)")
 
     def _new_session(self, threads: int) -> Any:
         import onnxruntime

@@ -18,15 +18,37 @@ class Batch:
     live: dict[str, tuple[Any, ...]]  # entry id -> row, for entries to upsert that exist, not compacted
 
 
-async def requeue_all(db: Database) -> None:
-    """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth."""
+async def requeue_all(db: Database, space: str | None = None) -> None:
+    """Queue every entry for (re)indexing: the index is derived, SQLite holds the truth. With
+    `space`, record in the same transaction that the vectors to come are that model's."""
     def work(conn: Any) -> None:
         conn.execute("DELETE FROM entry_vectors")  # perhaps another model's: computed again
         conn.execute("INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
                      "SELECT id, 'upsert', scope, namespace, created_at FROM entries WHERE compacted = 0 "
                      "ORDER BY rowid")
+        if space is not None:
+            _record_model(conn, space)
 
     await db.transact(work)
+
+
+MODEL_KEY = "embedding_model"
+
+
+async def recorded_model(db: Database) -> str | None:
+    """The vector space (`OnnxEmbedder.space`) the index's vectors were made in; None before any."""
+    async with db.reading() as conn:
+        rows = list(await conn.execute_fetchall("SELECT value FROM server_meta WHERE key = ?", (MODEL_KEY,)))
+    return str(rows[0][0]) if rows else None
+
+
+async def record_model(db: Database, space: str) -> None:
+    await db.transact(lambda conn: _record_model(conn, space))
+
+
+def _record_model(conn: Any, space: str) -> None:
+    conn.execute("INSERT INTO server_meta (key, value) VALUES (?, ?) "
+                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (MODEL_KEY, space))
 
 
 async def backlog(db: Database) -> int:

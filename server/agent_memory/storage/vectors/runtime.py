@@ -69,6 +69,7 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._repair_due = False
         self._rebuilding = False
         self._verified = False
+        self._model_agreed = False  # the recorded vector space is this process's model's
         self._step = "load"
         self._health = TaskHealth(index.directory if index.local else None)
         self._cleanup: asyncio.Future[int] | None = None
@@ -143,7 +144,8 @@ class VectorRuntime(VectorSync, VectorSearch):
     async def _open(self) -> bool:
         """Open the index as its owner, load the model and (once) check the index against SQLite.
         False when another process owns the index (searches are sent there). Raises on failure."""
-        if self._embedder is not None and self._index_open and (self._verified or self._rebuilding):
+        if self._embedder is not None and self._index_open and self._model_agreed \
+                and (self._verified or self._rebuilding):
             return True
         self._step = "load"
         try:
@@ -174,6 +176,9 @@ class VectorRuntime(VectorSync, VectorSearch):
                 self._service = service
             except OSError as exc:  # other processes then answer keyword-only, and say so
                 log.warning("vector_owner_socket_failed", error=str(exc))
+        if not self._model_agreed:
+            self._step = "check"
+            await self._agree_on_model()
         if not self._verified and not self._rebuilding:
             self._step = "check"
             if not await self._consistent():
@@ -192,7 +197,26 @@ class VectorRuntime(VectorSync, VectorSearch):
         return self._problem
 
     async def _requeue_all(self) -> None:
-        await outbox.requeue_all(self._db)
+        await outbox.requeue_all(self._db, self._embedder.space if self._embedder else None)
+
+    async def _agree_on_model(self) -> None:
+        """Vectors of two models never compare: an index made by another model (the packaged one
+        replaced, `embedding_model_dir` changed) is rebuilt with this one, never searched with it.
+        Raises: IndexInconsistent (the rebuild is due)."""
+        assert self._embedder is not None
+        space = self._embedder.space
+        recorded = await outbox.recorded_model(self._db)
+        if recorded != space and recorded is not None and not self._rebuilding:
+            log.warning("vector_index_model_changed", made_with=recorded, loaded=space)
+            if not self._index.local:  # a Chroma server's collection: not ours to drop unasked
+                raise RuntimeError(f"the vector index was made with the model {recorded}, this server loads "
+                                   f"{space}: run `agent-memory reindex` to rebuild it with this one")
+            self._repair_due = True
+            raise IndexInconsistent(f"the vector index was made with the model {recorded}, this process "
+                                    f"loads {space}: rebuilding it")
+        if recorded != space:  # the first vectors, a store from before models were recorded, or a rebuild
+            await outbox.record_model(self._db, space)
+        self._model_agreed = True
 
     async def _consistent(self) -> bool:
         """At start: does every partition hold as many vectors as SQLite says it should (allowing
@@ -230,6 +254,7 @@ class VectorRuntime(VectorSync, VectorSearch):
     async def rebuild(self) -> None:
         """Drop the index and queue every entry again (used by `reindex`)."""
         self._verified = True  # about to be rebuilt: no point checking it first
+        self._model_agreed = True  # nor its model: the rebuild records this one's
         if not await self._ensure_loaded():
             raise RuntimeError(self._link.owner if self._link else self._problem or "vector index unavailable")
         await self._call(self._index.reset)
