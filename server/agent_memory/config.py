@@ -9,14 +9,35 @@ from __future__ import annotations
 import getpass
 import os
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from agent_memory.core.errors import Forbidden
 from agent_memory.core.identity import parse_identity
 from agent_memory.core.models import Caller, Skill
+from agent_memory.setting_values import (
+    boolean as _bool,
+)
+from agent_memory.setting_values import (
+    choice as _choice,
+)
+from agent_memory.setting_values import (
+    float_between as _float_between,
+)
+from agent_memory.setting_values import (
+    int_between as _int_between,
+)
+from agent_memory.setting_values import (
+    postgres_url as _postgres_url,
+)
+from agent_memory.setting_values import (
+    setting as _setting,
+)
+from agent_memory.setting_values import (
+    text as _text,
+)
 
 ENV_PREFIX = "MEMORY_"
 ALL_SKILLS_TEXT = ",".join(skill.value for skill in Skill)
@@ -24,77 +45,6 @@ ALL_SKILLS_TEXT = ",".join(skill.value for skill in Skill)
 
 class ConfigError(ValueError):
     """An invalid setting; the message names it."""
-
-
-def _choice(*allowed: str) -> Callable[[object], str]:
-    def parse(value: object) -> str:
-        text = str(value).strip().lower()
-        if text not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}")
-        return text
-
-    return parse
-
-
-def _int_between(low: int, high: int) -> Callable[[object], int]:
-    def parse(value: object) -> int:
-        if isinstance(value, bool):
-            raise ValueError("must be an integer")
-        try:
-            number = int(str(value).strip())
-        except ValueError:
-            raise ValueError(f"must be an integer between {low} and {high}") from None
-        if not low <= number <= high:
-            raise ValueError(f"must be an integer between {low} and {high}")
-        return number
-
-    return parse
-
-
-def _float_between(low: float, high: float) -> Callable[[object], float]:
-    def parse(value: object) -> float:
-        if isinstance(value, bool):
-            raise ValueError("must be a number")
-        try:
-            number = float(str(value).strip())
-        except ValueError:
-            raise ValueError(f"must be a number between {low:g} and {high:g}") from None
-        if not low <= number <= high:
-            raise ValueError(f"must be a number between {low:g} and {high:g}")
-        return number
-
-    return parse
-
-
-def _bool(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError("must be true or false (1/0)")
-
-
-def _text(value: object) -> str:
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value).strip()
-
-
-def _postgres_url(value: object) -> str:
-    text = str(value).strip()
-    if text and not text.startswith(("postgresql://", "postgres://")):
-        raise ValueError("must be a libpq URL starting with postgresql://")
-    return text
-
-
-def _setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,
-             aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
-    """A setting: `flag=False` keeps it off the command line (secrets); `aliases` are extra flags."""
-    return field(default=default, repr=not secret,
-                 metadata={"parse": parse, "help": help, "flag": flag, "aliases": aliases})
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from agent_memory.core.changes import apply_change
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.entry_access import visible_entry
 from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
@@ -30,12 +31,6 @@ from agent_memory.core.rules import (
 from agent_memory.core.visibility import can_read, listing_area
 
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
-
-
-def _absent(entry_id: str, scope: Scope, namespace: str) -> NotFound:
-    """The one answer for an id that is not readable here, whether it exists elsewhere or not."""
-    return NotFound(f"no entry {entry_id} in {scope.value} namespace {namespace}; an id is looked up only in "
-                    "the scope and namespace of the request: send the ones the entry lives in", id=entry_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +151,7 @@ class CrudService:
         denied: list[AuditEvent] = []
 
         def work(tx: WriteTransaction) -> Entry | Conflict:
-            current = self._visible(call, Access.WRITE, scope, namespace, change.id, tx.get(change.id), stamp, denied)
+            current = visible_entry(call, Access.WRITE, scope, namespace, change.id, tx.get(change.id), stamp, denied)
             if current.conflict:
                 raise Conflict(
                     "this is a conflict entry and cannot be updated: update the original "
@@ -199,7 +194,7 @@ class CrudService:
         denied: list[AuditEvent] = []
 
         def work(tx: WriteTransaction) -> Entry:
-            current = self._visible(call, Access.WRITE, scope, namespace, removal.id, tx.get(removal.id), stamp, denied)
+            current = visible_entry(call, Access.WRITE, scope, namespace, removal.id, tx.get(removal.id), stamp, denied)
             if removal.if_match is not None and removal.if_match != current.etag:
                 raise Conflict(
                     f"if_match does not match the current etag of {current.id}; nothing was deleted",
@@ -290,35 +285,9 @@ class CrudService:
     ) -> Entry:
         denied: list[AuditEvent] = []
         try:
-            return self._visible(call, access, scope, namespace, entry_id, entry, format_ts(self._clock()), denied)
+            return visible_entry(call, access, scope, namespace, entry_id, entry, format_ts(self._clock()), denied)
         finally:
             await self._record_all(denied)
-
-    def _visible(
-        self, call: Call, access: Access, scope: Scope, namespace: str, entry_id: str, entry: Entry | None,
-        now: str, denied: list[AuditEvent],
-    ) -> Entry:
-        """The entry if it lives at (scope, namespace), is unexpired and passes the entry-level
-        gate; otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere. An entry-level
-        denial is appended to `denied` for the audit.
-
-        Raises:
-            NotFound: no such entry here.
-        """
-        if (
-            entry is None
-            or entry.scope is not scope
-            or entry.namespace != namespace
-            or (entry.expires_at is not None and entry.expires_at <= now)
-        ):
-            raise _absent(entry_id, scope, namespace)
-        if not permissions.is_allowed(call.caller, access, scope, namespace,
-                                      owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
-                                      entry_team=entry.team if scope is Scope.AGENT else None):
-            denied.append(self._event(call, call.action or access.value, scope, namespace, entry_id, "denied",
-                                      access=access.value))
-            raise _absent(entry_id, scope, namespace)
-        return entry
 
     async def _record_all(self, events: list[AuditEvent]) -> None:
         for event in events:

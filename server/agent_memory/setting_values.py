@@ -1,0 +1,79 @@
+"""How each setting's value is read: the parsers the `Settings` fields name (each raises
+ValueError with what it accepts), and the field maker with a setting's help and flags."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import field
+from typing import Any
+
+
+def choice(*allowed: str) -> Callable[[object], str]:
+    def parse(value: object) -> str:
+        text = str(value).strip().lower()
+        if text not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+def int_between(low: int, high: int) -> Callable[[object], int]:
+    def parse(value: object) -> int:
+        if isinstance(value, bool):
+            raise ValueError("must be an integer")
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            raise ValueError(f"must be an integer between {low} and {high}") from None
+        if not low <= number <= high:
+            raise ValueError(f"must be an integer between {low} and {high}")
+        return number
+
+    return parse
+
+
+def float_between(low: float, high: float) -> Callable[[object], float]:
+    def parse(value: object) -> float:
+        if isinstance(value, bool):
+            raise ValueError("must be a number")
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            raise ValueError(f"must be a number between {low:g} and {high:g}") from None
+        if not low <= number <= high:
+            raise ValueError(f"must be a number between {low:g} and {high:g}")
+        return number
+
+    return parse
+
+
+def boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("must be true or false (1/0)")
+
+
+def text(value: object) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value).strip()
+
+
+def postgres_url(value: object) -> str:
+    text = str(value).strip()
+    if text and not text.startswith(("postgresql://", "postgres://")):
+        raise ValueError("must be a libpq URL starting with postgresql://")
+    return text
+
+
+def setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,
+             aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
+    """A setting: `flag=False` keeps it off the command line (secrets); `aliases` are extra flags."""
+    return field(default=default, repr=not secret,
+                 metadata={"parse": parse, "help": help, "flag": flag, "aliases": aliases})
