@@ -4,15 +4,15 @@ backlog, the database's size, and entries in storage order (`seq`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from agent_memory.core.models import Entry
-from agent_memory.core.ports import AUDIT_COLUMNS, AuditQuery, PartitionCount
+from agent_memory.core.ports import AuditQuery, PartitionCount
 from agent_memory.core.visibility import Area
+from agent_memory.storage.audit_rows import audit_dicts, audit_select
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.postgres.visibility import area_clause
@@ -23,26 +23,9 @@ class PostgresOperatorStore:
         self._db = db
 
     async def audit_rows(self, query: AuditQuery) -> list[dict[str, Any]]:
-        where, params = [], []
-        for column, value in (("at >= ", query.since), ("agent_id = ", query.agent), ("action = ", query.action),
-                              ("outcome = ", query.outcome), ("entry_id = ", query.entry_id)):
-            if value is not None:
-                where.append(f"{column}%s")
-                params.append(value)
-        sql = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY at, seq"
-        if query.limit is not None:
-            sql += " LIMIT %s"
-            params.append(int(query.limit))
+        sql, params = audit_select(query, "%s")
         rows = await self._db.read(lambda conn: conn.execute(sql, params).fetchall())
-        out = []
-        for row in rows:
-            item = dict(zip(AUDIT_COLUMNS, row, strict=True))
-            item["details"] = json.loads(item["details"] or "{}")
-            out.append(item)
-        return out
+        return audit_dicts(rows)
 
     async def partition_counts(self, areas: tuple[Area, ...] | None) -> list[PartitionCount]:
         where, params = "", []

@@ -3,14 +3,14 @@ trail, entry counts per partition, the vector backlog, sizes on disk, and entrie
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agent_memory.core.models import Entry
-from agent_memory.core.ports import AUDIT_COLUMNS, AuditQuery, PartitionCount
+from agent_memory.core.ports import AuditQuery, PartitionCount
 from agent_memory.core.visibility import Area
+from agent_memory.storage.audit_rows import audit_dicts, audit_select
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.sqlite.visibility import area_clause
@@ -24,27 +24,10 @@ class SqliteOperatorStore:
         self._file = sqlite_file
 
     async def audit_rows(self, query: AuditQuery) -> list[dict[str, Any]]:
-        where, params = [], []
-        for column, value in (("at >= ", query.since), ("agent_id = ", query.agent), ("action = ", query.action),
-                              ("outcome = ", query.outcome), ("entry_id = ", query.entry_id)):
-            if value is not None:
-                where.append(f"{column}?")
-                params.append(value)
-        sql = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY at, seq"
-        if query.limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(query.limit))
+        sql, params = audit_select(query, "?")
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(sql, params)
-        out = []
-        for row in rows:
-            item = dict(zip(AUDIT_COLUMNS, row, strict=True))
-            item["details"] = json.loads(item["details"] or "{}")
-            out.append(item)
-        return out
+        return audit_dicts(rows)
 
     async def partition_counts(self, areas: tuple[Area, ...] | None) -> list[PartitionCount]:
         where, params = "", []
