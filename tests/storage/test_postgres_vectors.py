@@ -168,6 +168,35 @@ async def test_the_hnsw_plan_filters_partitions_and_an_answer_it_cuts_short_is_a
             assert [i for i, _ in vectors_search.nearest(conn, query, [RED], 10)] == [i for i, _ in exact_red]
 
 
+async def test_partition_counts_are_remembered_briefly_and_a_stale_one_only_costs_time(
+        db: PostgresDatabase, runtime: PgVectorRuntime, postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = PostgresEntryRepository(db)
+    await write(repo, *(fact(RED, f"Red note {i}: the build cache on host {i} is cleared weekly.") for i in range(6)))
+    await drain(runtime)
+    (vector,) = (await runtime.nearest("when is the cache cleared", [RED], 1))[1:]
+    query = vectors_outbox.vector_text(vector)
+    counted: list[int] = []
+    real_count = vectors_search.count_in
+    monkeypatch.setattr(vectors_search, "count_in", lambda conn, parts: counted.append(1) or real_count(conn, parts))
+    sizes = vectors_search.PartitionSizes(ttl=60)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert sizes.count(conn, [RED, BLUE]) == 6 and sizes.count(conn, [BLUE, RED]) == 6  # one set, any order
+        assert sizes.count(conn, [BLUE]) == 0
+        assert len(counted) == 2
+        conn.execute("DELETE FROM entry_vectors WHERE entry_id IN (SELECT entry_id FROM entry_vectors LIMIT 4)")
+        assert sizes.count(conn, [RED]) == 2 and len(counted) == 3
+        assert sizes.count(conn, [RED, BLUE]) == 6  # stale within the TTL ...
+        assert vectors_search.PartitionSizes(ttl=0).count(conn, [RED, BLUE]) == 2  # ... and counted again after it
+        # A plan chosen on the stale count (HNSW over what it thinks holds 6) that comes back short
+        # is answered exactly: the two vectors left, never fewer.
+        monkeypatch.setattr(vectors_search, "table_size", lambda conn: 1_000_000)
+        monkeypatch.setattr(vectors_search, "plan", lambda *_: 1)
+        with conn.transaction():
+            found = vectors_search.nearest(conn, query, [RED, BLUE], 10, sizes)
+        assert sorted(i for i, _ in found) == sorted(i for i, _ in vectors_search.exact(conn, query, [RED], 10))
+        assert len(found) == 2
+
+
 async def test_a_deleted_or_compacted_entry_loses_its_vector_and_an_edit_replaces_it(
         db: PostgresDatabase, runtime: PgVectorRuntime) -> None:
     repo = PostgresEntryRepository(db)

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import structlog
 
-from agent_memory.storage.postgres import vectors_model, vectors_outbox
+from agent_memory.storage.postgres import vectors_model, vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
 from agent_memory.storage.vectors import health
@@ -68,6 +68,7 @@ class PgVectorRuntime(PgVectorQueries):
         self._ready = False  # loaded, and the model that made the stored vectors
         self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
         self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
+        self._sizes = vectors_search.PartitionSizes()  # vectors per partition set, for choosing a plan
         self._fresh: dict[tuple[str, str], Any] = {}  # (entry id, etag) -> vector embedded in a call
         self._problem: str | None = LOADING
         self._step = "load"

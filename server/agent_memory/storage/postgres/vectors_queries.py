@@ -34,6 +34,7 @@ class PgVectorQueries:
     _load_wait: float
     _fresh: dict[tuple[str, str], Any]
     _query_executor: ThreadPoolExecutor
+    _sizes: vectors_search.PartitionSizes
 
     async def _loaded(self) -> OnnxEmbedder:
         """At start-up, wait (bounded by `load_wait_seconds`) for the model to load."""
@@ -61,7 +62,7 @@ class PgVectorQueries:
         embedder = await self._loaded()
         vector = (await self._embed_query(embedder, [text]))[0]
         literal = vectors_outbox.vector_text(vector)
-        found = await self._read(lambda conn: vectors_search.nearest(conn, literal, partitions, limit))
+        found = await self._read(lambda conn: vectors_search.nearest(conn, literal, partitions, limit, self._sizes))
         return found, vector.tolist()
 
     async def similarities(self, vector: list[float], partitions: list[Partition],

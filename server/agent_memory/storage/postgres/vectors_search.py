@@ -13,11 +13,19 @@ table would get few or no hits from it. Hence two plans, chosen per query:
   comes back short, the exact plan answers. Approximate (recall@100 0.99 at 10,000), as Chroma's was.
 tests/bench/bench_pg_vectors.py measures both: at 10,000 vectors, one partition of 100 takes 1 ms
 exact (HNSW would find a third of it), all of them 15 ms exact or 2 ms by HNSW.
+
+Counting the partitions' vectors to choose costs more than the HNSW walk itself on a large store
+(24 ms for 100,000 in one partition, against 14 ms for the walk), so `PartitionSizes` remembers
+each count for `SIZE_TTL_SECONDS`. A stale count only ever costs time: a plan chosen on it that
+comes back short is answered by the exact plan.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections import OrderedDict
 from typing import Any
 
 import psycopg
@@ -35,10 +43,40 @@ def _arrays(partitions: list[Partition]) -> tuple[list[str], list[str]]:
     return [p.scope for p in partitions], [p.namespace for p in partitions]
 
 
+SIZE_TTL_SECONDS = 10.0
+SIZE_CACHE = 1024  # partition sets remembered (most recently used)
+
+
 def count_in(conn: psycopg.Connection, partitions: list[Partition]) -> int:
     row = conn.execute(f"SELECT count(*) FROM entry_vectors WHERE (scope, namespace) IN ({_PARTITIONS})",
                        _arrays(partitions)).fetchone()
     return int(row[0])
+
+
+class PartitionSizes:
+    """How many vectors a set of partitions holds, counted at most every `SIZE_TTL_SECONDS` per
+    set (thread-safe: searches run on several worker threads)."""
+
+    def __init__(self, ttl: float = SIZE_TTL_SECONDS) -> None:
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._counts: OrderedDict[tuple[tuple[str, str], ...], tuple[int, float]] = OrderedDict()
+
+    def count(self, conn: psycopg.Connection, partitions: list[Partition]) -> int:
+        key = tuple(sorted((p.scope, p.namespace) for p in partitions))
+        now = time.monotonic()
+        with self._lock:
+            known = self._counts.get(key)
+            if known is not None and now - known[1] < self._ttl:
+                self._counts.move_to_end(key)
+                return known[0]
+        counted = count_in(conn, partitions)
+        with self._lock:
+            self._counts[key] = (counted, now)
+            self._counts.move_to_end(key)
+            while len(self._counts) > SIZE_CACHE:
+                self._counts.popitem(last=False)
+        return counted
 
 
 def exact(conn: psycopg.Connection, vector: str, partitions: list[Partition], limit: int) -> list[tuple[str, float]]:
@@ -76,14 +114,14 @@ def plan(in_partitions: int, total: int, limit: int) -> int | None:
     return ef_search if ef_search <= min(EF_SEARCH_MAX, in_partitions / EXACT_PER_EF) else None
 
 
-def nearest(conn: psycopg.Connection, vector: str, partitions: list[Partition], limit: int
-            ) -> list[tuple[str, float]]:
+def nearest(conn: psycopg.Connection, vector: str, partitions: list[Partition], limit: int,
+            sizes: PartitionSizes | None = None) -> list[tuple[str, float]]:
     """The `limit` vectors of `partitions` nearest to `vector`, as (entry id, cosine), inside the
-    caller's (read-only) transaction."""
+    caller's (read-only) transaction; `sizes` remembers partition counts between calls."""
     total = table_size(conn)
     if plan(total, total, limit) is None:  # not even the whole table would be worth HNSW: no count needed
         return exact(conn, vector, partitions, limit)  # (-1 before the first ANALYZE: small, or not yet known)
-    in_partitions = count_in(conn, partitions)
+    in_partitions = sizes.count(conn, partitions) if sizes is not None else count_in(conn, partitions)
     ef_search = plan(in_partitions, total, limit)
     if ef_search is not None:
         found = approximate(conn, vector, partitions, limit, ef_search)
