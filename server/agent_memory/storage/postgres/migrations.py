@@ -25,7 +25,7 @@ import psycopg
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.turn_numbers import m008_turn_numbers
-from agent_memory.storage.postgres.vectors_outbox import m009_vector_outbox_by_entry
+from agent_memory.storage.postgres.vectors_outbox import m009_vector_outbox_by_entry, m010_vector_outbox_vacuum
 
 Migration = Callable[[psycopg.Connection], None]
 
@@ -220,6 +220,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("007_entry_vectors", _m007_entry_vectors),
     ("008_turn_numbers", m008_turn_numbers),
     ("009_vector_outbox_by_entry", m009_vector_outbox_by_entry),
+    ("010_vector_outbox_vacuum", m010_vector_outbox_vacuum),
 )
 
 

@@ -77,13 +77,16 @@ def _partitions(conn: psycopg.Connection, areas: tuple[Area, ...], namespaces: t
 def _pending(conn: psycopg.Connection, partitions: list[Partition], areas: tuple[Area, ...],
              filters: CandidateFilter, limit: int) -> tuple[list[tuple[Entry, int]], int]:
     where, params = _visibility(partitions, areas, filters)
-    waiting = "e.id IN (SELECT entry_id FROM vector_outbox WHERE op = 'upsert')"
+    # From the outbox to the entries, never the other way: the outbox is usually empty, but after
+    # a drain its statistics still say otherwise until autovacuum comes, and the planner then walked
+    # every entry probing the outbox for each (200 ms at 100,000 entries, against under 1 ms).
+    waiting = ("WITH waiting AS MATERIALIZED (SELECT DISTINCT entry_id FROM vector_outbox WHERE op = 'upsert') "
+               "SELECT {} FROM waiting w JOIN entries e ON e.id = w.entry_id")
     if not limit:
-        return [], int(conn.execute(f"SELECT count(*) FROM entries e WHERE {waiting} AND {where}", params)
-                       .fetchone()[0])
+        return [], int(conn.execute(f"{waiting.format('count(*)')} WHERE {where}", params).fetchone()[0])
     # One statement, so the count and the rows are one snapshot: the vector applier may apply the
     # outbox between two statements (a count of 1 with no rows once read as "not covered").
-    rows = conn.execute(f"SELECT {COLUMNS}, e.seq, count(*) OVER () FROM entries e WHERE {waiting} AND {where} "
+    rows = conn.execute(f"{waiting.format(f'{COLUMNS}, e.seq, count(*) OVER ()')} WHERE {where} "
                         f"ORDER BY e.seq DESC LIMIT %s", [*params, limit]).fetchall()
     total = int(rows[0][WIDTH + 1]) if rows else 0
     return [(row_to_entry(row[:WIDTH]), int(row[WIDTH])) for row in rows], total

@@ -131,3 +131,12 @@ def m009_vector_outbox_by_entry(conn: psycopg.Connection) -> None:
     queued entries up), by entry id: without this index each would scan the whole outbox, which
     after a `reindex` holds every entry."""
     conn.execute("CREATE INDEX vector_outbox_by_entry ON vector_outbox (entry_id)")
+
+
+def m010_vector_outbox_vacuum(conn: psycopg.Connection) -> None:
+    """Migration: the outbox is a queue (every row is deleted soon after it is written), so
+    autovacuum should clean it after a thousand dead rows, not after a fifth of a table that is
+    usually empty: until it does, its statistics describe the rows already applied."""
+    conn.execute("ALTER TABLE vector_outbox SET (autovacuum_vacuum_scale_factor = 0, "
+                 "autovacuum_vacuum_threshold = 1000, autovacuum_analyze_scale_factor = 0, "
+                 "autovacuum_analyze_threshold = 1000)")
