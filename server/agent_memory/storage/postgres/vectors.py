@@ -30,7 +30,7 @@ from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
 from agent_memory.storage.vectors import health
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.health import TaskHealth
-from agent_memory.storage.vectors.search import LOADING
+from agent_memory.storage.vectors.search import LOADING, FreshVectors
 
 BATCH = 64
 POLL_SECONDS = 1.0  # other servers' writes are noticed within this
@@ -69,7 +69,7 @@ class PgVectorRuntime(PgVectorQueries):
         self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
         self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
         self._sizes = vectors_search.PartitionSizes()  # vectors per partition set, for choosing a plan
-        self._fresh: dict[tuple[str, str], Any] = {}  # (entry id, etag) -> vector embedded in a call
+        self._fresh = FreshVectors()  # entries embedded in a call, ahead of the index
         self._problem: str | None = LOADING
         self._step = "load"
         self._last_write = 0.0

@@ -16,7 +16,7 @@ from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.postgres import vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.search import FRESH_CACHE, LOADING
+from agent_memory.storage.vectors.search import LOADING, FreshVectors
 
 T = TypeVar("T")
 
@@ -32,7 +32,7 @@ class PgVectorQueries:
     _problem: str | None
     _stopping: bool
     _load_wait: float
-    _fresh: dict[tuple[str, str], Any]
+    _fresh: FreshVectors
     _query_executor: ThreadPoolExecutor
     _sizes: vectors_search.PartitionSizes
 
@@ -78,18 +78,10 @@ class PgVectorQueries:
         new entries again. Raises SemanticUnavailable without a model here."""
         if not self._ready or self._embedder is None:
             raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
-        todo = [e for e in entries if (e.id, e.etag) not in self._fresh]
+        todo = self._fresh.missing(entries)
         if todo:
-            rows = await self._embed_query(self._embedder, [e.content for e in todo])
-            for entry, row in zip(todo, rows, strict=True):
-                self._fresh[(entry.id, entry.etag)] = row
-        import numpy as np
-
-        query = np.asarray(vector, dtype=np.float32)
-        found = {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
-        while len(self._fresh) > FRESH_CACHE:  # oldest first, after this call's own are used
-            self._fresh.pop(next(iter(self._fresh)))
-        return found
+            self._fresh.keep(todo, await self._embed_query(self._embedder, [e.content for e in todo]))
+        return self._fresh.cosines(vector, entries)
 
     async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
         """For reflection's consolidation (`VectorMeaning`): the cosine of each text to each entry,

@@ -23,7 +23,7 @@ from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewher
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.health import TaskHealth
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
-from agent_memory.storage.vectors.search import LOADING, VectorSearch
+from agent_memory.storage.vectors.search import LOADING, FreshVectors, VectorSearch
 from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 
 T = TypeVar("T")
@@ -49,7 +49,7 @@ class VectorRuntime(VectorSync, VectorSearch):
         """
         self._db = db
         self._load_wait = load_wait_seconds
-        self._fresh: dict[tuple[str, str], Any] = {}  # (entry id, etag) -> vector embedded in a call
+        self._fresh = FreshVectors()  # entries embedded in a call, ahead of the index
         self._index = index
         self._model_files = model_files
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",

@@ -27,6 +27,33 @@ FRESH_CACHE = 4096  # vectors of not-yet-indexed entries kept between calls, by 
 log = structlog.get_logger("agent_memory.vectors")
 
 
+class FreshVectors:
+    """Vectors of entries embedded during a call because the index has not reached them yet, kept
+    by (id, etag) so repeated questions do not embed the same new entries again (the oldest go
+    past `size`)."""
+
+    def __init__(self, size: int = FRESH_CACHE) -> None:
+        self._size = size
+        self._vectors: dict[tuple[str, str], Any] = {}
+
+    def missing(self, entries: list[Entry]) -> list[Entry]:
+        return [e for e in entries if (e.id, e.etag) not in self._vectors]
+
+    def keep(self, entries: list[Entry], rows: Any) -> None:
+        for entry, row in zip(entries, rows, strict=True):
+            self._vectors[(entry.id, entry.etag)] = row
+
+    def cosines(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
+        """Each entry's cosine to `vector` (all must be kept)."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        found = {e.id: float(self._vectors[(e.id, e.etag)] @ query) for e in entries}
+        while len(self._vectors) > self._size:  # oldest first, after this call's own are used
+            self._vectors.pop(next(iter(self._vectors)))
+        return found
+
+
 class VectorSearch:
     """Base of `VectorRuntime`, which owns the state below."""
 
@@ -42,7 +69,7 @@ class VectorSearch:
     _wake: asyncio.Event
     _link: OwnerLink | None
     _load_wait: float
-    _fresh: dict[tuple[str, str], Any]
+    _fresh: FreshVectors
     _query_executor: ThreadPoolExecutor
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
@@ -73,19 +100,11 @@ class VectorSearch:
         not embed the same new entries again. Raises SemanticUnavailable without a model here."""
         if self._embedder is None:
             raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
-        todo = [e for e in entries if (e.id, e.etag) not in self._fresh]
+        todo = self._fresh.missing(entries)
         if todo:
             embedder = self._embedder
-            vectors = await self._search(lambda: embedder.embed_array([e.content for e in todo]))
-            for entry, row in zip(todo, vectors, strict=True):
-                self._fresh[(entry.id, entry.etag)] = row
-        import numpy as np
-
-        query = np.asarray(vector, dtype=np.float32)
-        found = {e.id: float(self._fresh[(e.id, e.etag)] @ query) for e in entries}
-        while len(self._fresh) > FRESH_CACHE:  # oldest first, after this call's own are used
-            self._fresh.pop(next(iter(self._fresh)))
-        return found
+            self._fresh.keep(todo, await self._search(lambda: embedder.embed_array([e.content for e in todo])))
+        return self._fresh.cosines(vector, entries)
 
     async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
         """For reflection's consolidation: the cosine of each text to each entry, by the model
