@@ -9,13 +9,13 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.text import check_text, field_path, storable
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 from agent_memory.tools.contracts import ErrorInfo
 from agent_memory.tools.validation_hints import explain
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-MAX_FIELD_NAME_CHARS = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 log = structlog.get_logger("agent_memory.tools")
@@ -58,14 +58,7 @@ def invalid_params(exc: ValidationError, prefix: str = "", model: type[BaseModel
 
 
 def _field_path(loc: tuple[int | str, ...], prefix: str) -> str:
-    path = prefix
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            name = _field_name(str(part))
-            path = f"{path}.{name}" if path else name
-    return path or "arguments"
+    return field_path(loc, prefix)
 
 
 def has_lone_surrogate(text: str) -> bool:
@@ -74,42 +67,20 @@ def has_lone_surrogate(text: str) -> bool:
 
 
 def writable(text: str) -> str:
-    """`text` with lone surrogates escaped, so it can be written as UTF-8 (a log line, a message)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") if has_lone_surrogate(text) else text
-
-
-def _field_name(name: str) -> str:
-    """A client-chosen key as it may appear in a message: surrogates escaped, cut to
-    MAX_FIELD_NAME_CHARS."""
-    if len(name) > MAX_FIELD_NAME_CHARS:
-        name = name[:MAX_FIELD_NAME_CHARS] + "..."
-    return writable(name)
+    """`text` with NUL and lone surrogates escaped, so it can be written anywhere (a log line, a
+    message, an audit row)."""
+    return storable(text)
 
 
 def check_unicode(data: object, prefix: str = "") -> None:
-    """Refuse text holding a lone surrogate (U+D800..U+DFFF), in keys or values, at any depth.
-
-    JSON transports already refuse such text, but an in-process client can send it, and it cannot
-    be stored (SQLite and Chroma take UTF-8), logged or answered.
+    """The text rule (core/text.py) on a client's input: no NUL, no lone surrogate, in keys or
+    values, at any depth. JSON transports already refuse lone surrogates, but an in-process client
+    can send them, and a NUL is valid JSON that PostgreSQL cannot store.
 
     Raises:
-        InvalidParams: naming the first field that holds one.
+        InvalidParams: naming the first field that holds such text.
     """
-    stack: list[tuple[object, tuple[int | str, ...]]] = [(data, ())]
-    while stack:
-        value, loc = stack.pop()
-        if isinstance(value, str):
-            if has_lone_surrogate(value):
-                path = _field_path(loc, prefix)
-                raise InvalidParams(f"{path} holds a lone surrogate (text must be valid Unicode)", field=path)
-        elif isinstance(value, dict):
-            for key, child in reversed(list(value.items())):
-                if isinstance(key, str) and has_lone_surrogate(key):
-                    path = _field_path((*loc, key), prefix)
-                    raise InvalidParams(f"field name {path} holds a lone surrogate", field=path)
-                stack.append((child, (*loc, key)))
-        elif isinstance(value, list | tuple):
-            stack.extend((child, (*loc, index)) for index, child in reversed(list(enumerate(value))))
+    check_text(data, prefix)
 
 
 def parse_model(model: type[ModelT], data: object, prefix: str = "") -> ModelT:
