@@ -20,6 +20,7 @@ from starlette.types import ASGIApp
 from agent_memory.auth import load_secret
 from agent_memory.config import ConfigError, Settings
 from agent_memory.console.app import AppSlot, console_app, with_console
+from agent_memory.deep_arguments import CutDeepToolCalls
 from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
@@ -127,7 +128,8 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> A
         max_request_body_size=settings.http_max_request_bytes,
     )
     secret = load_secret(settings)
-    return with_console(BearerAuth(starlette, secret), console_app(slot, secret))
+    mcp = CutDeepToolCalls(starlette, settings.http_max_request_bytes)
+    return with_console(BearerAuth(mcp, secret), console_app(slot, secret))
 
 
 class _Server(uvicorn.Server):

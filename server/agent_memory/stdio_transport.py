@@ -26,6 +26,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from agent_memory.deep_arguments import cut_deep_tool_call
+
 log = structlog.get_logger("agent_memory.stdio")
 
 _MAX_ID_CHARS = 256
@@ -93,6 +95,11 @@ def _check(line: str) -> types.JSONRPCMessage | types.JSONRPCError | None:
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         if first["type"] == "json_invalid":
+            if "recursion limit" in first["msg"] and (call := cut_deep_tool_call(line)) is not None:
+                try:  # arguments cut to a depth the tool refuses by name (deep_arguments.py)
+                    return types.jsonrpc_message_adapter.validate_python(call, by_name=False)
+                except ValidationError:
+                    pass
             return _answer(line, first["msg"].removeprefix("Invalid JSON: "), parses=False)
         where = ".".join(str(part) for part in first["loc"][1:])
         return _answer(line, f"{where}: {first['msg']}" if where else first["msg"], parses=True)

@@ -196,3 +196,23 @@ async def test_a_session_belongs_to_the_identity_that_opened_it(shared_url: str)
         assert (await http.delete(shared_url, headers=renewed)).status_code == 200
         gone = await http.post(shared_url, json=list_tools, headers=renewed)
         assert gone.status_code == 404
+
+
+@pytest.mark.parametrize("depth", [40, 300, 900])
+async def test_arguments_nested_hundreds_deep_get_a_tool_result_naming_the_field_over_http(
+        shared_url: str, depth: int) -> None:
+    body = json.dumps(CREATE).replace('{"content": "sneaky"}', '{"content": "deep", "tags": %s}'
+                                      % ("[" * depth + '"x"' + "]" * depth))
+    headers = {**HEADERS, "Authorization": f"Bearer {token('deep')}", "Mcp-Method": "tools/call",
+               "Mcp-Name": "memory_crud"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        response = await http.post(shared_url, content=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["errors"] == [{
+        "code": "INVALID_PARAMS", "message": "items[0].tags nests arrays or objects deeper than 32 levels",
+        "details": {"field": "items[0].tags", "limit": 32}}]
+    async with http_client(shared_url, token("deep")) as client:
+        listed = await client.call_tool("memory_crud", {"action": "list"})
+        assert listed.structured_content["items"] == []

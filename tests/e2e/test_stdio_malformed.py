@@ -121,3 +121,18 @@ def test_malformed_line_is_answered_and_the_session_goes_on(wire: Wire, case: st
     assert len(json.dumps(answer)) < 500, "the input must not be echoed back"
     assert [t["name"] for t in wire.call("tools/list", {})["result"]["tools"]] == [
         "memory_crud", "memory_retrieve", "memory_reflect"]
+
+
+@pytest.mark.parametrize("depth", [40, 300, 900])
+def test_tool_arguments_nested_hundreds_deep_get_a_tool_result_naming_the_field(wire: Wire, depth: int) -> None:
+    wire.next_id += 1
+    wire.send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_crud","arguments":'
+              '{"action":"create","items":[{"content":"deep","tags":%s}]}}}'
+              % (wire.next_id, "[" * depth + '"x"' + "]" * depth))
+    answer = wire.receive(60)
+    assert answer is not None and answer["id"] == wire.next_id, answer
+    result = answer["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["errors"] == [{
+        "code": "INVALID_PARAMS", "message": "items[0].tags nests arrays or objects deeper than 32 levels",
+        "details": {"field": "items[0].tags", "limit": 32}}]

@@ -76,6 +76,14 @@ async def test_an_entry_is_readable_only_by_who_may_read_it(client: Client) -> N
         with pytest.raises(MCPError) as missing:
             await _read(client, uri, identity("alice"))
         assert missing.value.error.code == -32002
+    # Without the memory_crud skill: word for word "not found" too (the skill is not named).
     with pytest.raises(MCPError) as no_skill:
         await _read(client, f"memory://entries/{mine['id']}", identity("alice", skills=["memory_retrieve"]))
-    assert no_skill.value.error.code == -32002 and no_skill.value.error.data["code"] == "FORBIDDEN"
+    with pytest.raises(MCPError) as no_skill_absent:
+        await _read(client, f"memory://entries/{missing_id}", identity("alice", skills=["memory_retrieve"]))
+    assert no_skill.value.error.code == no_skill_absent.value.error.code == -32002
+    assert no_skill.value.error.data["code"] == "NOT_FOUND"
+    assert no_skill.value.error.message.replace(mine["id"], "ID") == absent.value.error.message.replace(
+        missing_id, "ID")
+    assert no_skill.value.error.data == {"code": "NOT_FOUND", "message": no_skill.value.error.message,
+                                         "details": {"id": mine["id"]}}

@@ -16,6 +16,7 @@ from agent_memory.tools.validation_hints import explain
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+MAX_ARGUMENT_DEPTH = 32
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 log = structlog.get_logger("agent_memory.tools")
@@ -80,7 +81,30 @@ def check_unicode(data: object, prefix: str = "") -> None:
     Raises:
         InvalidParams: naming the first field that holds such text.
     """
+    check_depth(data, prefix)
     check_text(data, prefix)
+
+
+def check_depth(data: object, prefix: str = "") -> None:
+    """Refuse arguments nested deeper than MAX_ARGUMENT_DEPTH arrays and objects (no tool takes
+    more than a few levels; the transports cut what nests past their parsers' limits down to
+    just over this, so such a request still gets this answer, not a protocol error).
+
+    Raises:
+        InvalidParams: naming the field where the nesting passes the limit.
+    """
+    stack: list[tuple[object, tuple[int | str, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        if isinstance(value, dict | list | tuple) and len(loc) >= MAX_ARGUMENT_DEPTH:
+            named = max((i for i, part in enumerate(loc) if isinstance(part, str)), default=-1)
+            path = _field_path(loc[:named + 1], prefix)  # the field, not its 32 indexes
+            raise InvalidParams(f"{path} nests arrays or objects deeper than {MAX_ARGUMENT_DEPTH} levels",
+                                field=path, limit=MAX_ARGUMENT_DEPTH)
+        if isinstance(value, dict):
+            stack.extend((child, (*loc, key)) for key, child in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((child, (*loc, index)) for index, child in enumerate(value))
 
 
 def parse_model(model: type[ModelT], data: object, prefix: str = "") -> ModelT:

@@ -3,8 +3,8 @@
 Every read runs as the caller bound to the session, like a tool call. Metrics are server-wide
 counters (no content). Stats count only the entries the caller may read. An entry is returned
 only where the caller may read it; anything else is "not found" (`-32002`), word for word the
-answer for an id that does not exist. A caller without the `memory_crud` skill gets `-32002` with
-`data.code` FORBIDDEN for every id alike.
+answer for an id that does not exist, a caller without the `memory_crud` skill included (its
+refusal is audited as a denial naming the skill, but the answer says nothing more than "not found").
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from mcp.shared.exceptions import MCPError
 
 from agent_memory.bootstrap import local_vector_dir
 from agent_memory.core.commands import Call
-from agent_memory.core.errors import DomainError, Forbidden
+from agent_memory.core.audit import audit_event
+from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill
 from agent_memory.core.visibility import readable_areas
@@ -66,10 +68,11 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     match = _ENTRY.match(uri)
     if match is None:
         raise MCPError(RESOURCE_NOT_FOUND, f"no resource {uri[:200]}", {"uri": uri[:200]})
-    if Skill.CRUD not in caller.skills:  # the same whatever the id: says nothing about entries
-        raise _error(RESOURCE_NOT_FOUND, Forbidden(f"agent {caller.agent_id} is not granted the memory_crud skill",
-                                               skill=Skill.CRUD.value))
     call = Call(caller, new_request_id(), "memory_crud", "read")
+    if Skill.CRUD not in caller.skills:  # word for word an unknown id: says nothing about entries or skills
+        await app.audit.record(audit_event(call, "read", None, None, match.group(1), "denied",
+                                           format_ts(utc_now()), skill=Skill.CRUD.value))
+        raise _error(RESOURCE_NOT_FOUND, NotFound(f"no entry {match.group(1)}", id=match.group(1)))
     try:
         entry = await app.crud.read_by_id(call, match.group(1))
     except DomainError as exc:
