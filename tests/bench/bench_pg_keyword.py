@@ -65,6 +65,9 @@ class DiscardAudit:
     async def record(self, event: AuditEvent) -> None:
         return None
 
+    def trouble(self) -> str | None:
+        return None
+
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -21,6 +21,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import BrowseStore, EntryRepository
 from agent_memory.core.rules import Limits
+from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from tests.conftest import make_settings
 
 ALICE = Call(Caller("alice", SystemType.SYS1, "red"), "req_contract")
@@ -39,6 +40,8 @@ class Store:
     repo: EntryRepository
     browse: BrowseStore
     audit_rows: Callable[[], Awaitable[list[AuditRow]]]  # flushed first, in write order
+    audit: BufferedAuditLog  # the sink for events outside write transactions
+    query: Callable[[str], Awaitable[list[tuple]]]  # the rows of portable SQL, no parameters
 
 
 AUDIT_SQL = "SELECT action, outcome, namespace, entry_id, agent_id FROM audit ORDER BY seq"
@@ -66,11 +69,14 @@ async def postgres_store(url: str) -> AsyncIterator[Store]:
             crud = CrudService(repo=repo, audit=audit, cursors=CursorCodec(bytes.fromhex(secret)),
                                limits=Limits(max_content_chars=32_000), clock=utc_now)
 
+            async def query(sql: str) -> list[tuple]:
+                return [tuple(row) for row in await db.read(lambda conn: conn.execute(sql).fetchall())]
+
             async def audit_rows() -> list[AuditRow]:
                 await audit.flush()
-                return [tuple(row) for row in await db.read(lambda conn: conn.execute(AUDIT_SQL).fetchall())]
+                return await query(AUDIT_SQL)  # type: ignore[return-value]
 
-            yield Store("postgres", crud, repo, PostgresBrowseStore(db), audit_rows)
+            yield Store("postgres", crud, repo, PostgresBrowseStore(db), audit_rows, audit, query)
         finally:
             await audit.aclose()
     finally:
@@ -86,12 +92,16 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     settings = make_settings(tmp_path / "data", backend=request.param, reflection_interval_seconds=0,
                              prune_interval_seconds=0, compaction_threshold_chars=0)
     async with open_app(settings) as app:
+        async def query(sql: str) -> list[tuple]:
+            db = app.store.db  # type: ignore[attr-defined]  # the SQLite store's connection
+            return [tuple(row) for row in await db.read(lambda conn: conn.execute(sql).fetchall())]
+
         async def audit_rows() -> list[AuditRow]:
             await app.audit.flush()
-            db = app.store.db  # type: ignore[attr-defined]  # the SQLite store's connection
-            return [tuple(row) for row in await db.read(lambda conn: conn.execute(AUDIT_SQL).fetchall())]
+            return await query(AUDIT_SQL)  # type: ignore[return-value]
 
-        yield Store(request.param, app.crud, app.store.entries(), app.store.browse_store(), audit_rows)
+        yield Store(request.param, app.crud, app.store.entries(), app.store.browse_store(), audit_rows, app.audit,
+                    query)
 
 
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agent_memory.core.commands import Call
 from agent_memory.core.models import AuditEvent, Scope
+from agent_memory.core.text import is_storable, storable
+
+TEXT_FIELDS = ("at", "request_id", "agent_id", "team", "system_type", "tool", "action", "scope", "namespace",
+               "entry_id", "outcome")
 
 
 def audit_event(
@@ -24,3 +30,30 @@ def audit_event(
         outcome=outcome,
         details={**details, "operator": True} if call.caller.operator else dict(details),
     )
+
+
+def storable_event(event: AuditEvent) -> AuditEvent:
+    """`event` as every store can hold it (core/text.py): text a store cannot hold (NUL, a lone
+    surrogate, in any field or in `details` at any depth) escaped, and the row marked
+    `details.sanitised: true`. The audit records refused requests too, so it takes what it is given
+    rather than refusing it; an event without such text is returned as it is."""
+    changed = False
+
+    def clean(value: object) -> object:
+        nonlocal changed
+        if isinstance(value, str):
+            if is_storable(value):
+                return value
+            changed = True
+            return storable(value)
+        if isinstance(value, dict):
+            return {clean(k) if isinstance(k, str) else k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    texts = {name: clean(getattr(event, name)) for name in TEXT_FIELDS}
+    details = clean(event.details)
+    if not changed:
+        return event
+    return replace(event, **texts, details={**details, "sanitised": True})  # type: ignore[dict-item]

@@ -250,6 +250,8 @@ class RetrievalService:
             await self._audit.record(audit_event(call, "memory_retrieval", item.entry.scope, item.entry.namespace,
                                                  item.entry.id, "ok", stamp))
         stages["total"] = _ms(started)
+        if (trouble := self._audit.trouble()) is not None:
+            degraded.append(trouble)
         result = RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
                                  degraded=degraded, min_score=floor, withheld=withheld, keyword_only=keyword_only,
                                  stages_ms=stages)

@@ -64,7 +64,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
         return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
     if uri == STATS_URI:
         stats = await store_stats(app.operator, chroma_dir=local_vector_dir(app.settings), areas=readable_areas(caller))
-        return _json(uri, stats)
+        return _json(uri, {**stats, "audit": app.audit.snapshot()})
     match = _ENTRY.match(uri)
     if match is None:
         raise MCPError(RESOURCE_NOT_FOUND, f"no resource {uri[:200]}", {"uri": uri[:200]})

@@ -63,6 +63,10 @@ class AuditSink(Protocol):
 
     async def record(self, event: AuditEvent) -> None: ...
 
+    def trouble(self) -> str | None:
+        """Why events are not being written now (said in `degraded`), else None."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:

@@ -4,6 +4,7 @@ transactions (the same batching, retry and loss accounting as on SQLite; only th
 from __future__ import annotations
 
 import psycopg
+import psycopg.errors
 
 from agent_memory.core.models import AuditEvent
 from agent_memory.storage.postgres.database import PostgresDatabase
@@ -21,7 +22,9 @@ class PostgresAuditLog(BufferedAuditLog):
     """Implements `AuditSink` on PostgreSQL: events queued, written in batches by one background
     task (one transaction per batch), a refused batch kept and retried (see `BufferedAuditLog`)."""
 
-    store_errors = (psycopg.Error,)
+    store_errors = (psycopg.Error, ValueError, TypeError, OverflowError)
+    row_errors = (psycopg.errors.DataError, psycopg.errors.IntegrityError, psycopg.errors.ProgramLimitExceeded,
+                  ValueError, TypeError, OverflowError)
 
     def __init__(self, db: PostgresDatabase, *, batch_seconds: float = 0.05, max_pending: int = MAX_PENDING) -> None:
         super().__init__(db, batch_seconds=batch_seconds, max_pending=max_pending)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import json
 import sqlite3
 from collections import Counter
@@ -12,7 +13,9 @@ from contextlib import suppress
 import anyio
 import structlog
 
+from agent_memory.core.audit import TEXT_FIELDS, storable_event
 from agent_memory.core.models import AuditEvent
+from agent_memory.core.text import storable
 from agent_memory.storage.failures import failure_detail, failure_reason, storage_reason
 from agent_memory.storage.sqlite.database import Database
 
@@ -29,7 +32,13 @@ CLOSE_RETRY_SECONDS = (0.0, 0.25, 0.5, 1.0)  # a stop waits at most ~2 s (plus b
 log = structlog.get_logger("agent_memory.audit")
 
 
+def _cut(value: str | None) -> str | None:
+    return None if value is None else storable(value[:128])
+
+
 def audit_params(event: AuditEvent) -> tuple[object, ...]:
+    """The row of `event`, with text no store can hold escaped and marked (core/audit.py)."""
+    event = storable_event(event)
     return (
         event.at, event.request_id, event.agent_id, event.team, event.system_type, event.tool,
         event.action, event.scope, event.namespace, event.entry_id, event.outcome,
@@ -58,10 +67,17 @@ class BufferedAuditLog:
         self._closed = asyncio.Event()
         self._failing: str | None = None  # the reason of the current run of failed writes
         self._dropped: Counter[tuple[str, str]] = Counter()
+        self._apart = False  # the failing flush already put back what it had not written
+        self.set_aside = 0  # events the store refused on their own, recorded as marker rows
+        self.lost = 0  # events that could not be written at all (only at shutdown, or a refused marker)
 
     # What a failed batch raises (kept queued and retried); a sink for another store overrides
-    # this and `_write` (storage/postgres/audit.py).
-    store_errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+    # this, `row_errors` and `_write` (storage/postgres/audit.py).
+    store_errors: tuple[type[Exception], ...] = (sqlite3.Error, ValueError, TypeError, OverflowError)
+    # What the store raises for an event it cannot take (not for a failing store): such an event is
+    # set aside on its own. The text rule is applied first (`storable_event`), so these are rare.
+    row_errors: tuple[type[Exception], ...] = (sqlite3.DataError, sqlite3.IntegrityError, ValueError, TypeError,
+                                               OverflowError)
 
     async def _write(self, batch: list[AuditEvent]) -> None:
         rows = [audit_params(e) for e in batch]
@@ -79,13 +95,23 @@ class BufferedAuditLog:
         self._wake.set()
 
     async def flush(self) -> None:
-        """Write every queued event now. Raises: sqlite3.Error (the events stay queued)."""
+        """Write every queued event now. An event the store refuses on its own (`row_errors`) is
+        set aside (a marker row in its place) and never holds up the others.
+
+        Raises: a `store_errors` error when the store itself fails (the events stay queued)."""
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                await self._write(batch)
+                try:
+                    await self._write(batch)
+                except self.row_errors as exc:
+                    if storage_reason(exc) is not None:
+                        raise
+                    await self._write_apart(batch)
             except self.store_errors as exc:
-                self._pending[:0] = batch
+                if batch and not self._apart:
+                    self._pending[:0] = batch
+                self._apart = False
                 reason = failure_reason(exc)
                 if reason != self._failing:
                     log.error("audit_write_failed", reason=reason, detail=failure_detail(exc),
@@ -96,6 +122,54 @@ class BufferedAuditLog:
         if self._failing is not None:
             log.info("audit_write_recovered")
             self._failing = None
+
+    async def _write_apart(self, batch: list[AuditEvent]) -> None:
+        """A refused batch, one event at a time: each event the store refuses for what it holds is
+        set aside; the others are written.
+
+        Raises: a `store_errors` error when the store fails meanwhile (what is not written yet
+        goes back to the queue)."""
+        refused: list[tuple[AuditEvent, Exception]] = []
+        for index, event in enumerate(batch):
+            try:
+                await self._write([event])
+            except self.row_errors as exc:
+                if storage_reason(exc) is None:
+                    refused.append((event, exc))
+                    continue
+                self._pending[:0] = [e for e, _ in refused] + batch[index:]
+                self._apart = True
+                raise
+        for event, exc in refused:
+            await self._set_aside(event, exc)
+
+    async def _set_aside(self, event: AuditEvent, exc: Exception) -> None:
+        """Record in place of `event` a marker row (who, what, outcome, each cut to 128 characters;
+        `details.set_aside` = why); when even that is refused, count the event as lost."""
+        reason = failure_reason(exc)
+        self.set_aside += 1
+        log.error("audit_event_set_aside", action=storable(event.action[:64]), outcome=storable(event.outcome[:64]),
+                  reason=reason, detail=failure_detail(exc))
+        marker = AuditEvent(**{name: _cut(getattr(event, name)) for name in TEXT_FIELDS},
+                            details={"set_aside": reason})
+        marker = dataclasses.replace(marker, scope=None, namespace=None, entry_id=None)
+        try:
+            await self._write([marker])
+        except self.row_errors:
+            self._dropped[(marker.action, marker.outcome)] += 1
+
+    def trouble(self) -> str | None:
+        """Why audit events are not being written now (for `degraded`), else None."""
+        if self._failing is None:
+            return None
+        return (f"the audit log cannot be written now ({self._failing}); {len(self._pending)} audit events wait "
+                "to be retried")
+
+    def snapshot(self) -> dict[str, object]:
+        """The sink's state for `stats`: events waiting, the current failure, events set aside and
+        lost since the start."""
+        return {"pending": len(self._pending), "failing": self._failing, "set_aside": self.set_aside,
+                "lost": self.lost}
 
     async def _run(self) -> None:
         retry = 0.0
@@ -138,6 +212,7 @@ class BufferedAuditLog:
 
     def _report_dropped(self) -> None:
         if self._dropped:
+            self.lost += sum(self._dropped.values())
             counts = {f"{action}/{outcome}": n for (action, outcome), n in sorted(self._dropped.items())}
             log.error("audit_events_lost", events=sum(counts.values()), reason=self._failing, by_action_outcome=counts)
             self._dropped.clear()
