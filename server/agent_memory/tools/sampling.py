@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from agent_memory.core.extract import Insight, Turn
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import DistillFailed
-from agent_memory.tools.errors import has_lone_surrogate
+from agent_memory.core.text import is_storable
 
 LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
@@ -73,9 +73,9 @@ def parse_distillation(text: str, max_items: int, known_ids: set[str] | frozense
         for item in items:
             content, confidence = (item, 0.7) if isinstance(item, str) else (
                 (item.get("content"), item.get("confidence", 0.7)) if isinstance(item, dict) else (None, None))
-            # a JSON escape like "\ud800" decodes to a lone surrogate, which cannot be stored
+            # the text rule (core/text.py): "\u0000" or a lone "\ud800" decodes to text no store holds
             if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
-                    or has_lone_surrogate(content):
+                    or not is_storable(content):
                 raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
             if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
                 raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")
