@@ -30,7 +30,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -52,7 +52,7 @@ from agent_memory.tools.contracts import MemoryCrudResult
 from agent_memory.tools.reflect_contracts import MemoryReflectResult
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
 from agent_memory.tools.server import BUILTIN_TOOLS, create_server
-from tests.conftest import IDENTITY_KEY, identity, make_settings
+from tests.conftest import IDENTITY_KEY, chosen_backends, identity, make_settings
 from tests.schema_strategies import (
     HUGE_INT,
     HUGE_TEXT,
@@ -77,6 +77,29 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 FUZZ = settings.get_profile("agent-memory-fuzz")
+# The same fuzz on PostgreSQL (whose text cannot hold what SQLite's can), fewer examples per tool.
+PG_EXAMPLES = int(os.environ.get("AGENT_MEMORY_FUZZ_PG_EXAMPLES", str(max(1, EXAMPLES // 3))))
+
+
+@pytest.fixture(params=chosen_backends())
+def new_store(request: pytest.FixtureRequest) -> Callable[[], dict[str, object]]:
+    """The settings of a fresh store of the parametrised kind, one per call (PostgreSQL: a new
+    database of its own, dropped at the end)."""
+    if request.param == "sqlite":
+        return dict
+    server = request.getfixturevalue("postgres_server")
+    made: list[str] = []
+    request.addfinalizer(lambda: [server.drop_database(url) for url in made])
+
+    def postgres() -> dict[str, object]:
+        made.append(server.create_database())
+        return {"backend": "postgres", "postgres_url": made[-1]}
+
+    return postgres
+
+
+def fuzz(store: dict[str, object]) -> settings:
+    return settings(FUZZ, max_examples=PG_EXAMPLES) if store.get("backend") == "postgres" else FUZZ
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUT_SCHEMAS = {spec.name: spec.definition().input_schema for spec in BUILTIN_TOOLS}
@@ -792,12 +815,13 @@ def _report_outcomes() -> Iterator[None]:
 CALLER_NAMES = st.sampled_from([LAUNCH, LAUNCH, "alice", "bob", "root", "carol", "dave", "eve"])
 
 
-def test_fuzz_memory_crud(tmp_path: Path) -> None:
+def test_fuzz_memory_crud(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
     # small namespaces and a frequent pruner: entries disappear under the fuzzer's feet
+    store = new_store()
     with watching_logs() as logs, serving(tmp_path, max_entries_per_namespace=40, prune_interval_seconds=0.5,
-                                          max_content_chars=5000) as driver:
+                                          max_content_chars=5000, **store) as driver:
 
-        @FUZZ
+        @fuzz(store)
         @given(data=st.data(), caller=CALLER_NAMES)
         def run(data: st.DataObject, caller: str) -> None:
             example = Example(driver)
@@ -812,8 +836,9 @@ def test_fuzz_memory_crud(tmp_path: Path) -> None:
         run()
 
 
-def test_fuzz_memory_retrieve(tmp_path: Path) -> None:
-    with watching_logs() as logs, serving(tmp_path, vector_backend="chroma") as driver:
+def test_fuzz_memory_retrieve(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
+    store = new_store()
+    with watching_logs() as logs, serving(tmp_path, vector_backend="chroma", **store) as driver:
         example = Example(driver)
         for caller in (LAUNCH, "bob", "carol"):
             seed(example, caller)
@@ -821,7 +846,7 @@ def test_fuzz_memory_retrieve(tmp_path: Path) -> None:
             {"role": "user", "content": text} for text in VOCABULARY]})
         example.call("memory_reflect", {"action": "compact", "session_id": "s1", "keep_recent": 3})
 
-        @FUZZ
+        @fuzz(store)
         @given(data=st.data(), caller=CALLER_NAMES)
         def run(data: st.DataObject, caller: str) -> None:
             for _ in range(data.draw(st.integers(1, 2), label="calls")):
@@ -833,7 +858,7 @@ def test_fuzz_memory_retrieve(tmp_path: Path) -> None:
         run()
 
 
-def test_fuzz_memory_reflect(tmp_path: Path) -> None:
+def test_fuzz_memory_reflect(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
     # Two servers: a legacy session that can be sampled, so the client's (fuzzed) model answers are
     # input too; and a 2026-07-28 session, whose client sends more of what the legacy client
     # cannot serialise (lone surrogates).
@@ -841,10 +866,11 @@ def test_fuzz_memory_reflect(tmp_path: Path) -> None:
     # it would take the new turns before the fuzzed reflect could sample them); short turns and summaries.
     limits = {"compaction_threshold_chars": 3000, "session_log_max_chars": 300, "compaction_summary_max_chars": 200,
               "max_entries_per_namespace": 60, "prune_interval_seconds": 0.5}
-    with watching_logs() as logs, serving(tmp_path / "legacy", mode="legacy", sampling=True, **limits) as legacy, \
-            serving(tmp_path / "auto", reflection_interval_seconds=0.5, **limits) as modern:
+    store = new_store()
+    with watching_logs() as logs, serving(tmp_path / "legacy", mode="legacy", sampling=True, **limits, **store) \
+            as legacy, serving(tmp_path / "auto", reflection_interval_seconds=0.5, **limits, **new_store()) as modern:
 
-        @FUZZ
+        @fuzz(store)
         @given(data=st.data(), caller=CALLER_NAMES, session=st.sampled_from(SESSIONS), sampled=st.booleans())
         def run(data: st.DataObject, caller: str, session: str, sampled: bool) -> None:
             driver = legacy if sampled else modern
