@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,11 @@ class Database:
     write lock is never held across an `await`, so a cancelled caller cannot strand it. aiosqlite
     runs queued functions one at a time, so transactions of one process never interleave; across
     processes `BEGIN IMMEDIATE` waits up to `busy_timeout` for the other's lock.
+
+    Nothing made by a connection's statements leaves its thread alive (see `_settled`): freeing a
+    cursor resets its statement, and sqlite3 shares statements between cursors through its cache,
+    so a cursor freed on the event loop's thread could reset a statement the worker thread is
+    running at that moment ("bad parameter or other API misuse").
     """
 
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = 5000) -> None:
@@ -95,11 +101,12 @@ class Database:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = work(conn)
-            except BaseException:
+            except BaseException as exc:
                 conn.execute("ROLLBACK")
+                _settled(None, exc)
                 raise
             conn.execute("COMMIT")
-            return result
+            return _settled(result)
 
         try:
             return await writer._execute(run)  # noqa: SLF001 - aiosqlite's run-on-worker-thread hook
@@ -111,9 +118,29 @@ class Database:
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work(connection)` on the reader's thread (several statements, one hand-off)."""
         conn = self._reader if self._reader is not None else self._require_writer()
-        return await conn._execute(lambda: work(conn._conn))  # noqa: SLF001 - see transact()
+
+        def run() -> T:
+            try:
+                return _settled(work(conn._conn))  # noqa: SLF001 - see transact()
+            except BaseException as exc:
+                _settled(None, exc)
+                raise
+
+        return await conn._execute(run)  # noqa: SLF001 - see transact()
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
         """A connection for read statements (committed data only, for files)."""
         yield self._reader if self._reader is not None else self._require_writer()
+
+
+def _settled(result: T, failure: BaseException | None = None) -> T:
+    """On the connection's thread, before a result or an exception goes to the event loop: close
+    a cursor returned as the result (`executemany`'s, say; its `rowcount` stays readable), and
+    drop the locals of a failure's frames (a cursor held there would be freed with the traceback,
+    on the event loop's thread)."""
+    if isinstance(result, sqlite3.Cursor):
+        result.close()
+    if failure is not None:
+        traceback.clear_frames(failure.__traceback__)
+    return result
