@@ -3,12 +3,14 @@ Uses a real Chroma server (`chroma run`) through `MEMORY_CHROMA_HOST`."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -49,12 +51,23 @@ async def test_writes_succeed_while_the_index_is_down_and_it_catches_up(tmp_path
             await semantic_until(agent, "warning sounds when it is misty", lambda d: d["items"][0]["id"] == late["id"])
 
 
+async def outbox_drained(client: Client, timeout: float = 60) -> None:
+    """Wait until the vector outbox is empty: every change is in the index, none still queued."""
+    with anyio.fail_after(timeout):
+        while json.loads((await client.read_resource("memory://stats")).contents[0].text)["vector_outbox_backlog"]:
+            await anyio.sleep(0.05)
+
+
 async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "data", vector_backend="chroma")
     async with Client(create_server(settings)) as client:
         agent = Agent(client)
         entry = await agent.create("Glaciers carve valleys over thousands of years.")
         await semantic_until(agent, "how were the valleys shaped by ice?")
+        # Found by meaning is not yet indexed (a retrieve embeds entries still queued itself): had
+        # the server stopped with the entry still queued, the truncated index below would lose
+        # nothing the queue does not restore, and no repair would be due.
+        await outbox_drained(client)
     for path in (tmp_path / "data" / "chroma").rglob("*"):
         if path.is_file():
             path.write_bytes(b"")  # truncate every index file
