@@ -10,6 +10,9 @@ from agent_memory.ops.transfer import parse_line
 
 @pytest.mark.parametrize(("line", "reason"), [
     ('{"content": "a\\ud800b"}', "lone surrogate"),
+    ('{"content": "a\\u0000b"}', "content holds a NUL character"),
+    ('{"\\u0000": 1}', "field name .+ holds a NUL character"),
+    ('{"content": "caf\udce9"}', "not UTF-8 text"),  # a byte that was not UTF-8, as the reader keeps it
     ("[" * 100_000 + "]" * 100_000, "not JSON"),
     ("not json", "not JSON"),
     ("[1, 2]", "not a JSON object"),

@@ -176,7 +176,8 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.bootstrap import open_records
-    from agent_memory.importers.command import export_misuse, import_other
+    from agent_memory.importers.command import export_misuse, import_other, open_input
+    from agent_memory.ops.import_writer import ImportFailed
     from agent_memory.ops.transfer import ImportReport, import_entries
 
     if getattr(options, "import_format", "export") != "export":  # notes, markdown, other stores
@@ -186,7 +187,7 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     _quiet(settings)
     try:
-        source = open(options.file, encoding="utf-8") if options.file else sys.stdin  # noqa: SIM115
+        source = open_input(options.file)
     except OSError as exc:
         print(f"agent-memory: import: cannot read {options.file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
@@ -201,6 +202,9 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
 
     try:
         report = anyio.run(run)
+    except ImportFailed as exc:
+        print(f"import: stopped: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if source is not sys.stdin:
             source.close()

@@ -1,17 +1,23 @@
 """Moving a store between SQLite and PostgreSQL with `agent-memory export` and `import`: lossless
 both ways (every field of every entry, the same JSON lines back), each imported entry audited
-and queued for the vector index, and the moved memories readable through a server on the new store."""
+and queued for the vector index, and the moved memories readable through a server on the new store;
+an older store holding text no store should hold still exports, and its move names those entries."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
+from agent_memory.bootstrap import open_records
+from agent_memory.core.models import Entry, Scope
+from tests.conftest import make_settings
 from tests.e2e.servers import agent_memory_command
 from tests.e2e.test_operator_cli import _fill, offline_env, run
+from tests.storage.stores import stored
 
 pytestmark = pytest.mark.anyio
 
@@ -63,3 +69,38 @@ async def test_moved_memories_are_served_from_postgres(tmp_path: Path, postgres_
         assert any("Zürich" in item["content"] for item in found.structured_content["items"])
         listed = (await client.call_tool("memory_crud", {"action": "list", "scope": "team", "namespace": "ops"}))
         assert [i["content"] for i in listed.structured_content["items"]] == ["Page the on-call only for errors."]
+
+
+async def plant(data: Path, *entries: Entry) -> None:
+    """Store `entries` as they are, as an older server that took any text could have."""
+    async with open_records(make_settings(data)) as records:
+        await records.repo.transact(lambda tx: [tx.insert(entry) for entry in entries])
+
+
+async def test_an_older_store_holding_nul_and_lone_surrogates_exports_and_moves_naming_what_it_cannot_carry(
+        tmp_path: Path, postgres_url: str) -> None:
+    sqlite = offline_env(tmp_path / "sqlite")
+    await _fill(sqlite)
+    older = stored(Scope.AGENT, "launcher", owner="launcher", team="ops", content="kept from an older server")
+    await plant(tmp_path / "sqlite", replace(older, content="before\x00after"),
+                replace(older, id="mem_surrogate_tag", tags=("\ud800",)))
+    exported = run(sqlite, "export")
+    assert exported.returncode == 0 and "export: 14 entries" in exported.stderr, exported.stderr
+    lines = exported.stdout.splitlines()
+    assert "before\\u0000after" in lines[12] and '"tags": ["\\ud800"]' in lines[13]  # written as JSON escapes
+    good = "".join(line + "\n" for line in lines[:12])
+
+    postgres = on_postgres(tmp_path / "pg", postgres_url)
+    strict = run(postgres, "import", stdin=exported.stdout)
+    assert strict.returncode == 1 and "Traceback" not in strict.stderr
+    assert "import: line 13: content holds a NUL character (U+0000)" in strict.stderr
+    assert "import: line 14: tags[0] holds a lone surrogate" in strict.stderr
+    assert "import: 2 bad lines; nothing imported (use --skip-bad to import the others)" in strict.stderr
+    assert run(postgres, "export").stdout == ""
+
+    moved = run(postgres, "import", "--skip-bad", stdin=exported.stdout)
+    assert moved.returncode == 1 and "import: done, 12 entries imported, 2 bad lines skipped" in moved.stderr
+    assert run(postgres, "export").stdout == good  # the rest carried, every field
+    back = offline_env(tmp_path / "sqlite-again")
+    assert run(back, "import", stdin=run(postgres, "export").stdout).returncode == 0
+    assert run(back, "export").stdout == good

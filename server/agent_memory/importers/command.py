@@ -11,13 +11,19 @@ unreadable input.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from agent_memory.config import Settings
 
+if TYPE_CHECKING:  # imported when used: the command line parses without them
+    from agent_memory.ops.import_writer import ImportTally
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_PLACES_SAID = 20  # on stderr; the JSON summary lists every place
 
 HELP = "read memories into the store: export records, plain notes, Markdown folders, or another memory store's export"
 DESCRIPTION = (
@@ -91,6 +97,18 @@ def _target(options: argparse.Namespace, settings: Settings):  # noqa: ANN202 - 
                   tags=tuple(options.import_tags or ()))
 
 
+def open_input(file: str | None) -> TextIO:
+    """The input of a line format: the file, or stdin (none or `-`), read as UTF-8 with the bytes
+    that are not UTF-8 kept as lone surrogates (`surrogateescape`), so a line holding such bytes is
+    one bad item (`drafts.not_utf8`), not the end of the import. Raises: OSError."""
+    if file and file != "-":
+        return open(file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 - the caller closes it
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of stdin (in-process)
+        return sys.stdin
+    return io.TextIOWrapper(buffer, encoding="utf-8", errors="surrogateescape")
+
+
 def _items(options: argparse.Namespace, settings: Settings) -> list:
     """Every Draft and Bad of the input. Raises: OSError for a missing or unreadable input."""
     from agent_memory.importers import FOLDER_FORMATS, read_folder, read_lines
@@ -102,15 +120,15 @@ def _items(options: argparse.Namespace, settings: Settings) -> list:
         if not root.exists():
             raise OSError(f"cannot read {root}: no such file or folder")
         return list(read_folder(options.import_format, root, settings.max_content_chars))
-    if not options.file or options.file == "-":
-        return list(read_lines(options.import_format, sys.stdin))
     try:
-        with open(options.file, encoding="utf-8") as source:
+        source = open_input(options.file)
+        try:
             return list(read_lines(options.import_format, source))
-    except UnicodeDecodeError:
-        raise OSError(f"cannot read {options.file}: not UTF-8 text") from None
+        finally:
+            if source is not sys.stdin:
+                source.close()
     except OSError as exc:
-        raise OSError(f"cannot read {options.file}: {exc.strerror}") from None
+        raise OSError(f"cannot read {options.file or 'stdin'}: {exc.strerror}") from None
 
 
 def import_other(options: argparse.Namespace, settings: Settings) -> int:
@@ -122,7 +140,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
     from agent_memory.logging import configure_logging
-    from agent_memory.ops.import_writer import ImportTally, write_entries
+    from agent_memory.ops.import_writer import ImportFailed, ImportTally, write_entries
 
     configure_logging("warning", settings.log_format)
     every = options.progress_every
@@ -161,15 +179,34 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
             return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format, batch=every,
                                        progress=progress)
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except ImportFailed as exc:
+        _say(f"stopped: {exc}")
+        return EXIT_FAILED
     for where, why in tally.bad:
         _say(f"{where}: {why}")
     for where, first in tally.repeated:
         _say(f"{where}: the same memory as {first}, skipped")
+    landed = landing(tally)
     _say(f"done, {tally.imported} entries imported, {tally.present} already stored, {len(tally.repeated)} repeated, "
          f"{len(tally.bad)} bad skipped")
+    for spot in landed[:MAX_PLACES_SAID]:
+        team = "" if spot["team"] is None else f" (team {spot['team']})"
+        _say(f"in {spot['scope']} {spot['namespace']}{team}: {spot['imported']} imported, "
+             f"{spot['already_stored']} already stored")
+    if len(landed) > MAX_PLACES_SAID:
+        _say(f"and {len(landed) - MAX_PLACES_SAID} more places (the summary on stdout lists them all)")
     print(json.dumps({"format": target.format, "scope": target.scope.value, "namespace": target.namespace,
                       "team": None if target.scope.value == "global" else target.team, "agent_id": target.agent_id,
                       "read": tally.read, "imported": tally.imported, "already_stored": tally.present,
-                      "repeated": len(tally.repeated), "bad": len(tally.bad)}), flush=True)
+                      "repeated": len(tally.repeated), "bad": len(tally.bad), "landed": landed}), flush=True)
     return EXIT_FAILED if tally.bad else EXIT_OK
+
+
+def landing(tally: ImportTally) -> list[dict[str, object]]:
+    """Where the entries are, place by place (a note or a mem0 user may put them elsewhere than the
+    command's target): scope, namespace, team, entries imported and found already stored."""
+    places = sorted(set(tally.landed) | set(tally.found), key=lambda p: (p[0], p[1], p[2] or ""))
+    return [{"scope": scope, "namespace": namespace, "team": team, "imported": tally.landed[(scope, namespace, team)],
+             "already_stored": tally.found[(scope, namespace, team)]} for scope, namespace, team in places]

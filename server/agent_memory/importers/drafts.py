@@ -8,6 +8,7 @@ store. `placement.place` turns a Draft into an Entry; `writer` stores it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -75,10 +76,24 @@ def stamp_text(value: object) -> str | None:
     raise ValueError(f"a date must be ISO-8601 text, got {type(value).__name__}")
 
 
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def not_utf8(text: str) -> bool:
+    """Whether input text read with `errors="surrogateescape"` held bytes that are not UTF-8 (kept
+    as lone surrogates: valid UTF-8 never decodes to one; an escape `\\ud800` in JSON is still six
+    plain characters here)."""
+    return _RAW_SURROGATE.search(text) is not None
+
+
 def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, object | Bad]]:
-    """Each non-blank line's number and its decoded JSON value, or a Bad saying why it is not JSON."""
+    """Each non-blank line's number and its decoded JSON value, or a Bad saying why it is not JSON
+    (or not UTF-8: the input is read with its undecodable bytes kept as lone surrogates)."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        if not_utf8(line):
+            yield number, Bad(f"line {number}", "not UTF-8 text")
             continue
         try:
             yield number, json.loads(line)

@@ -14,26 +14,29 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 
 from agent_memory.core.clock import format_ts
 from agent_memory.core.errors import InvalidParams
-from agent_memory.core.identity import ID_PATTERN, ID_RULE
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 from agent_memory.core.permissions import first_segment
 from agent_memory.core.rules import (
     MAX_TAGS,
+    NAMESPACE_PATTERN,
     Limits,
     check_confidence,
     check_content,
     check_namespace,
     normalise_timestamp,
 )
+from agent_memory.core.text import check_text
 from agent_memory.importers.drafts import Draft
+from agent_memory.importers.entry_checks import check_entry, check_identity
 
 GLOBAL_NAMESPACE = "global"
+_NOT_STORED = ("where", "key")  # a draft's place in the input and its identity in the source (only hashed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +65,15 @@ def area(scope: str | Scope, namespace: str | None, team: str, agent_id: str) ->
         ValueError: a malformed value, or a namespace outside the scope's rule (the message says how to fix it).
     """
     scope = _choice(Scope, scope, "scope") if isinstance(scope, str) else scope
-    for field, value in (("team", team), ("agent id", agent_id)):
-        if not ID_PATTERN.match(value):
-            raise ValueError(f"{field} must be {ID_RULE}; got {value!r}")
+    check_identity("team", team)
+    check_identity("agent id", agent_id)
     default = {Scope.AGENT: agent_id, Scope.TEAM: team, Scope.GLOBAL: GLOBAL_NAMESPACE}[scope]
     try:
         namespace = check_namespace(namespace or default)
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
+    if not NAMESPACE_PATTERN.fullmatch(namespace):
+        raise ValueError("namespace must not end with a line break")
     if scope is Scope.AGENT and first_segment(namespace) != agent_id:
         raise ValueError(f"an agent-scope namespace must be the owning agent's id or start with it: {agent_id} or "
                          f"{agent_id}/...; got {namespace} (set the agent with --agent-id)")
@@ -80,7 +84,8 @@ def area(scope: str | Scope, namespace: str | None, team: str, agent_id: str) ->
 
 
 def stable_id(fmt: str, scope: Scope, namespace: str, team: str | None, key: str) -> str:
-    digest = hashlib.sha256("\0".join([fmt, scope.value, namespace, team or "", key]).encode()).digest()
+    text = "\0".join([fmt, scope.value, namespace, team or "", key])
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()  # a source id may hold anything
     return "imp_" + base64.b32encode(digest).decode()[:26].lower()
 
 
@@ -99,6 +104,7 @@ def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
     Raises:
         ValueError: the draft cannot be stored (the message says why).
     """
+    _check_draft_text(draft)
     scope, namespace, team = _draft_area(draft, target)
     if draft.subspace:
         try:
@@ -112,14 +118,24 @@ def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
         raise ValueError(exc.message) from None
     created = _stamp(draft.created_at, "created_at") or format_ts(now)
     updated = max(_stamp(draft.updated_at, "updated_at") or created, created)  # never before its creation
-    return Entry(
+    return check_entry(Entry(
         id=stable_id(target.format, scope, namespace, team, draft.key), scope=scope, namespace=namespace, team=team,
         owner_agent_id=target.agent_id, content=content, tags=_tags(target.tags, draft.tags),
         priority=_choice(Priority, draft.priority or "medium", "priority"), source=Source.IMPORT,
         confidence=confidence, layer=_choice(Layer, draft.layer, "layer") if draft.layer else target.layer,
         created_at=created, updated_at=updated, expires_at=_stamp(draft.expires_at, "expires_at"),
         version=1, etag=new_etag(),
-    )
+    ))
+
+
+def _check_draft_text(draft: Draft) -> None:
+    """Raises: ValueError naming the draft's first field holding text no store can hold (a NUL, a
+    lone surrogate), before the text is used (cut into a namespace, clipped into tags). Its `key`
+    is only hashed into the entry id, never stored, so it may hold anything."""
+    try:
+        check_text({item.name: getattr(draft, item.name) for item in fields(draft) if item.name not in _NOT_STORED})
+    except InvalidParams as exc:
+        raise ValueError(exc.message) from None
 
 
 def _draft_area(draft: Draft, target: Target) -> tuple[Scope, str, str | None]:

@@ -1,44 +1,148 @@
-"""Storing placed imports: each new entry inserted, queued for the vector index (the outbox, as
+"""Storing imported entries: each new entry inserted, queued for the vector index (the outbox, as
 every write is) and audited (tool `import`, one row per entry, never content), in transactions of
-`batch` entries; an id already stored (an earlier import of the same source) is skipped."""
+`batch` entries; an id already stored (an earlier import of the same source) is skipped.
+
+Every entry is checked before it gets here, so a store refuses none; should one still be refused
+(a rule a store has and the checks miss), the batch is not lost: each of its entries is tried
+alone in a transaction that is rolled back, the ones the store refuses are reported as bad items
+and the others stored (`run_batch`). A store that refuses entries for a reason of its own (a full
+disk, a database held busy, a lost connection) stops the import with `ImportFailed`.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
+from agent_memory.core.text import storable
+from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
+
+K = TypeVar("K")
+R = TypeVar("R")
+Place = tuple[str, str, str | None]  # scope, namespace, team
+
+
+class ImportFailed(Exception):
+    """The store refused a batch for a reason of its own, not of its entries; the message says which."""
+
+
+class Unwind(Exception):
+    """Raised by a batch's work to roll its transaction back on purpose: passed on by `run_batch`."""
+
+
+class _Probe(Unwind):
+    pass
 
 
 @dataclass
 class ImportTally:
     """What an import did: items read (entries and bad ones), entries written, entries skipped as
-    already stored or repeated in the input (where, where first seen), bad items (where, why)."""
+    already stored or repeated in the input (where, where first seen), bad items (where, why), and
+    per place (scope, namespace, team) the entries imported and found already stored."""
 
     read: int = 0
     imported: int = 0
     present: int = 0
     repeated: list[tuple[str, str]] = field(default_factory=list)
     bad: list[tuple[str, str]] = field(default_factory=list)
+    landed: Counter[Place] = field(default_factory=Counter)
+    found: Counter[Place] = field(default_factory=Counter)
+
+
+def place_of(entry: Entry) -> Place:
+    return entry.scope.value, entry.namespace, entry.team
+
+
+def entry_refusal(exc: Exception) -> bool:
+    """Whether the store refused a statement for the data it was given (a value it cannot hold, a
+    broken constraint) rather than for a reason of its own (full, busy, unreachable)."""
+    if isinstance(exc, ValueError | OverflowError | sqlite3.DataError | sqlite3.IntegrityError):
+        return storage_reason(exc) is None
+    sqlstate = getattr(exc, "sqlstate", None)  # PostgreSQL: class 22 data exception, 23 integrity
+    return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")
+
+
+def _failed(exc: Exception) -> ImportFailed:
+    reason = storage_reason(exc)
+    return ImportFailed(EXPLANATIONS[reason] if reason else f"the store failed ({failure_detail(exc)})")
+
+
+async def run_batch(repo: EntryRepository, part: list[tuple[K, Entry]],
+                    work: Callable[[WriteTransaction, list[tuple[K, Entry]]], R], *, carry_on: bool = True
+                    ) -> tuple[R | None, list[tuple[K, Entry, str]]]:
+    """`work` over `part` in one transaction, and the entries the store refused (key, entry, why).
+
+    When the store refuses the transaction for the data it was given, each entry is inserted
+    alone in a transaction rolled back at once, to find the ones it refuses; `work` then runs over
+    the others (unless not `carry_on` and some were refused: then nothing is stored and the
+    result is None).
+
+    Raises:
+        ImportFailed: the store failed for a reason of its own (full, busy, unreachable).
+        Unwind: as `work` raised it.
+    """
+    try:
+        return await repo.transact(lambda tx: work(tx, part)), []
+    except Unwind:
+        raise
+    except Exception as exc:  # noqa: BLE001 - told apart below: a driver's refusal, or the store's failure
+        if not entry_refusal(exc):
+            raise _failed(exc) from None
+    refused: list[tuple[K, Entry, str]] = []
+    for key, entry in part:
+        try:
+            await repo.transact(lambda tx, entry=entry: _try_insert(tx, entry))
+        except _Probe:
+            continue
+        except Exception as exc:  # noqa: BLE001 - as above, for this entry alone
+            if not entry_refusal(exc):
+                raise _failed(exc) from None
+            refused.append((key, entry, f"the store refused it ({failure_detail(exc)})"))
+    if refused and not carry_on or len(refused) == len(part):
+        return None, refused
+    ids = {entry.id for _, entry, _ in refused}
+    rest = [(key, entry) for key, entry in part if entry.id not in ids]
+    try:  # the others (all of them again when none was refused alone)
+        return await repo.transact(lambda tx: work(tx, rest)), refused
+    except Unwind:
+        raise
+    except Exception as exc:  # noqa: BLE001 - refused again as a whole: not one entry's doing
+        raise _failed(exc) from None
+
+
+def _try_insert(tx: WriteTransaction, entry: Entry) -> None:
+    tx.insert(entry)
+    tx.enqueue_vector(entry, "upsert")
+    raise _Probe
 
 
 async def write_entries(repo: EntryRepository, store: OperatorStore, placed: list[tuple[str, Entry]],
                         tally: ImportTally, *, fmt: str, batch: int = 500,
                         progress: Callable[[ImportTally], None] | None = None) -> ImportTally:
-    """Insert `placed` ((where, entry) pairs, ids unique) except those already stored."""
+    """Insert `placed` ((where, entry) pairs, ids unique) except those already stored.
+
+    Raises:
+        ImportFailed: the store stopped taking entries (what was written before stays).
+    """
     request_id = new_request_id()
     present = await store.stored_ids([entry.id for _, entry in placed])
-    tally.present += sum(1 for _, entry in placed if entry.id in present)
+    for _, entry in placed:
+        if entry.id in present:
+            tally.present += 1
+            tally.found[place_of(entry)] += 1
     fresh = [(where, entry) for where, entry in placed if entry.id not in present]
     for start in range(0, len(fresh), batch):
         at = format_ts(utc_now())
 
-        def work(tx: WriteTransaction, part: list[tuple[str, Entry]] = fresh[start:start + batch],
-                 at: str = at) -> int:
-            written = 0
+        def work(tx: WriteTransaction, part: list[tuple[str, Entry]], at: str = at) -> list[Entry]:
+            written = []
             for where, entry in part:
                 if tx.get(entry.id) is not None:  # stored meanwhile by another import
                     continue
@@ -47,13 +151,24 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
                 tx.audit(AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5",
                                     tool="import", action="import", scope=entry.scope.value,
                                     namespace=entry.namespace, entry_id=entry.id, outcome="ok",
-                                    details={"format": fmt, "where": where}))
-                written += 1
+                                    details={"format": fmt, "where": storable(where)}))
+                written.append(entry)
             return written
 
-        written = await repo.transact(work)
-        tally.imported += written
-        tally.present += min(batch, len(fresh) - start) - written
+        part = fresh[start:start + batch]
+        try:
+            written, refused = await run_batch(repo, part, work)
+        except ImportFailed as exc:
+            raise ImportFailed(f"{exc}; {tally.imported} entries were imported before") from None
+        written = written or []
+        tally.bad += [(where, why) for where, _, why in refused]
+        tally.imported += len(written)
+        tally.landed.update(place_of(entry) for entry in written)
+        done = {entry.id for entry in written} | {entry.id for _, entry, _ in refused}
+        for _, entry in part:
+            if entry.id not in done:
+                tally.present += 1
+                tally.found[place_of(entry)] += 1
         if progress is not None:
             progress(tally)
     return tally

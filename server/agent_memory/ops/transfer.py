@@ -2,19 +2,21 @@
 
 Export writes entries in storage order (the order they were written, which retrieval's neighbour
 smoothing relies on), one JSON object a line with the fields of `schemas/memory_record.json` in
-that order, non-ASCII text kept readable. Import checks every line against the same rules the
-server applies (shape, scope/namespace, team, content size, tags, confidence, timestamps, an id
-not already stored) and inserts the entries as they are (ids, versions, etags, dates kept), queues
-them for the vector index and audits each one (tool `import`). A bad line is reported with its
-line number; `on_error="abort"` (the default) imports nothing when any line is bad, `"skip"`
-imports the others.
+that order, non-ASCII text kept readable. Whatever a store holds can be written out: text no store
+should hold (a NUL, a lone surrogate, which an older store may have taken) is written as its JSON
+escape, and the import then names that line. Import checks every line against the rules a write
+meets (shape, the text rule, scope/namespace, owner and team, content size, tags, confidence,
+timestamps, version, references, an id not already stored: `importers/entry_checks.py`) and
+inserts the entries as they are (ids, versions, etags, dates kept), queues them for the vector
+index and audits each one (tool `import`). A bad line is reported with its line number;
+`on_error="abort"` (the default) imports nothing when any line is bad, `"skip"` imports the others.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -26,22 +28,18 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
-from agent_memory.core.rules import (
-    Limits,
-    check_confidence,
-    check_content,
-    check_namespace,
-    check_tags,
-    normalise_timestamp,
-)
+from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, normalise_timestamp
 from agent_memory.core.sessions import check_session_id
+from agent_memory.core.text import check_text
 from agent_memory.core.visibility import namespace_area
+from agent_memory.importers.drafts import not_utf8
+from agent_memory.importers.entry_checks import check_entry, misplaced_reference
+from agent_memory.ops.import_writer import ImportFailed, Unwind, run_batch
 from agent_memory.tools.contracts import MemoryRecord
-from agent_memory.tools.errors import check_unicode
 from agent_memory.tools.records import wire_record
 
 BATCH = 500
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -61,13 +59,23 @@ async def export_entries(store: OperatorStore, out: TextIO, *, scope: str | None
         if not page:
             return written
         for _, entry in page:
-            out.write(json.dumps(wire_record(entry), ensure_ascii=False) + "\n")
+            out.write(export_line(entry) + "\n")
         written += len(page)
         last = page[-1][0]
 
 
+def export_line(entry: Entry) -> str:
+    """One entry as a JSON line, non-ASCII kept readable; a lone surrogate (which a store should
+    not hold, but an older one may) written as its escape `\\udXXX`, so the line can be written as
+    UTF-8 and reads back the same."""
+    text = json.dumps(wire_record(entry), ensure_ascii=False)
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def parse_line(text: str, limits: Limits) -> Entry:
     """Raises: ValueError with a readable reason."""
+    if not_utf8(text):
+        raise ValueError("not UTF-8 text")
     try:
         data = json.loads(text)
     except RecursionError:
@@ -77,7 +85,7 @@ def parse_line(text: str, limits: Limits) -> Entry:
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     try:
-        check_unicode(data)  # a lone surrogate escape decodes, but SQLite cannot store it
+        check_text(data)  # NUL and lone surrogate escapes decode, but no store may hold them
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
     data.setdefault("compacted", False)
@@ -91,29 +99,24 @@ def parse_line(text: str, limits: Limits) -> Entry:
     if extra:
         raise ValueError(f"unknown field {sorted(extra)[0]}")
     try:
-        return _entry(record, limits)
+        entry = _entry(record, limits)
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
+    return check_entry(entry)
 
 
 def _entry(r: MemoryRecord, limits: Limits) -> Entry:
-    if not ID_PATTERN.match(r.id):
-        raise InvalidParams("id must be 1-128 characters of [A-Za-z0-9_.:-]")
-    scope = Scope(r.scope)
-    if scope is Scope.GLOBAL and r.team is not None or scope is not Scope.GLOBAL and not r.team:
-        raise InvalidParams("team must be null for global entries and set for agent and team entries")
-    check_namespace(r.namespace)
     if r.session_id is not None:
         check_session_id(r.session_id)
-    if r.version < 1 or not r.etag:
-        raise InvalidParams("version must be 1 or more and etag non-empty")
+    if not r.etag:
+        raise InvalidParams("etag must not be empty")
     stamps = {name: normalise_timestamp(value, name) if value else None
               for name, value in (("created_at", r.created_at), ("updated_at", r.updated_at),
                                   ("expires_at", r.expires_at))}
     if stamps["created_at"] is None or stamps["updated_at"] is None:
         raise InvalidParams("created_at and updated_at are required")
     return Entry(
-        id=r.id, scope=scope, namespace=r.namespace, team=r.team, owner_agent_id=r.owner_agent_id,
+        id=r.id, scope=Scope(r.scope), namespace=r.namespace, team=r.team, owner_agent_id=r.owner_agent_id,
         content=check_content(r.content, limits), tags=check_tags(tuple(r.tags)), priority=Priority(r.priority),
         source=Source(r.source), confidence=check_confidence(r.confidence), layer=Layer(r.layer),
         created_at=stamps["created_at"], updated_at=stamps["updated_at"], expires_at=stamps["expires_at"],
@@ -131,6 +134,9 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 async def import_entries(settings: Settings, repo: EntryRepository, store: OperatorStore, lines: Iterable[str], *,
                          on_error: str = "abort", progress: Callable[[ImportReport], None] | None = None
                          ) -> ImportReport:
+    """Check every line, then store the good entries (none when any is bad and `on_error` is
+    "abort"). Raises: ImportFailed when the store stops taking entries (a full disk, a lost
+    connection): the entries of earlier batches stay."""
     limits = Limits(max_content_chars=settings.max_content_chars)
     report = ImportReport()
     request_id = new_request_id()
@@ -148,16 +154,15 @@ async def import_entries(settings: Settings, repo: EntryRepository, store: Opera
             report.bad.append((number, str(exc)))
     stored = await store.stored_ids([entry.id for _, entry in parsed])
     report.bad += [(number, f"id {entry.id} is already stored") for number, entry in parsed if entry.id in stored]
-    report.bad.sort()
     parsed = [(number, entry) for number, entry in parsed if entry.id not in stored]
+    parsed = await _references_checked(repo, parsed, report)
+    report.bad.sort()
     if report.bad and on_error == "abort":
         return report
     for start in range(0, len(parsed), BATCH):
-        batch = parsed[start:start + BATCH]
         at = format_ts(utc_now())
 
-        def work(tx: WriteTransaction, batch: list[tuple[int, Entry]] = batch, at: str = at
-                 ) -> list[tuple[int, str]]:
+        def work(tx: WriteTransaction, batch: list[tuple[int, Entry]], at: str = at) -> list[tuple[int, str]]:
             problems = []
             for number, entry in batch:
                 if tx.get(entry.id) is not None:
@@ -176,19 +181,48 @@ async def import_entries(settings: Settings, repo: EntryRepository, store: Opera
                 raise _Abort(problems)
             return problems
 
+        batch = parsed[start:start + BATCH]
         try:
-            problems = await repo.transact(work)
+            problems, refused = await run_batch(repo, batch, work, carry_on=on_error != "abort")
         except _Abort as abort:
             report.bad += abort.problems
             return report
-        report.bad += problems
-        report.imported += len(batch) - len(problems)
+        except ImportFailed as exc:
+            raise ImportFailed(f"{exc}; {report.imported} entries were imported before") from None
+        report.bad += [(number, why) for number, _, why in refused]
+        if refused and on_error == "abort":
+            return report
+        report.imported += len(batch) - len(refused) - len(problems or [])
         if progress is not None:
             progress(report)
     return report
 
 
-class _Abort(Exception):
+async def _references_checked(repo: EntryRepository, parsed: list[tuple[int, Entry]], report: ImportReport
+                              ) -> list[tuple[int, Entry]]:
+    """`parsed` but the entries whose `conflict_of` or `superseded_by` names an entry of the store
+    or of the import in another place (reported as bad)."""
+    known = {entry.id: entry for _, entry in parsed}
+    wanted = sorted({ref for _, entry in parsed for ref in (entry.conflict_of, entry.superseded_by)
+                     if ref is not None and ref not in known})
+    known |= await _stored(repo, wanted)
+    kept = []
+    for number, entry in parsed:
+        if (why := misplaced_reference(entry, known)) is not None:
+            report.bad.append((number, why))
+        else:
+            kept.append((number, entry))
+    return kept
+
+
+async def _stored(repo: EntryRepository, ids: Sequence[str]) -> dict[str, Entry]:
+    found: dict[str, Entry] = {}
+    for start in range(0, len(ids), BATCH):
+        found |= await repo.get_many(ids[start:start + BATCH])
+    return found
+
+
+class _Abort(Unwind):
     def __init__(self, problems: list[tuple[int, str]]) -> None:
         super().__init__("abort")
         self.problems = problems
