@@ -3,14 +3,16 @@ the MCP app at /console/. The pages load without a token; every API request need
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import structlog
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -18,6 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_memory.bootstrap import App
 from agent_memory.console import api
 from agent_memory.console.auth import SignedIn, sign_in
+from agent_memory.console.guard import ConsoleJSON, check_parameters, host_checked, refusal_headers
+from agent_memory.console.guard import error_response as _error
 from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.tokens import TokenError
@@ -28,7 +32,7 @@ PREFIX = "/console"
 STATUS = {"INVALID_PARAMS": 400, "FORBIDDEN": 403, "NOT_FOUND": 404, "CONFLICT": 409, "RATE_LIMITED": 429,
           "NOT_IMPLEMENTED": 501, "INTERNAL": 500}
 Handler = Callable[[Request, App, SignedIn], Awaitable[dict[str, Any]]]
-ANY_METHOD = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+CRUD, RETRIEVE = "memory_crud", "memory_retrieve"  # the tool metrics a console call is counted in
 
 log = structlog.get_logger("agent_memory.console")
 
@@ -43,15 +47,12 @@ class AppSlot:
         self.app = app
 
 
-def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
-    headers = {"cache-control": "no-store"}
-    if status == 401:
-        headers["www-authenticate"] = 'Bearer error="invalid_token"'
-    return JSONResponse({"code": code, "message": message, "details": details or {}}, status_code=status,
-                        headers=headers)
+def _endpoint(handler: Handler, slot: AppSlot, secret: bytes,
+              tool: str | None) -> Callable[[Request], Awaitable[Response]]:
+    """A signed-in request, then what every MCP tool call goes through: the caller's rate limit
+    (the tools' own bucket), the text rule on its parameters, and the tool metrics (as `tool`,
+    the tool whose service the handler calls; None: not a tool call)."""
 
-
-def _endpoint(handler: Handler, slot: AppSlot, secret: bytes) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         app = slot.app
         if app is None:
@@ -62,13 +63,18 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes) -> Callable[[Reque
             log.warning("console_unauthorized", reason=str(error), path=request.url.path)
             return _error(401, "FORBIDDEN", f"sign in with a valid bearer token: {error}",
                           {"reason": "invalid_token"})
+        started, outcome = time.perf_counter(), "ok"
         try:
-            return JSONResponse(await handler(request, app, signed), headers={"cache-control": "no-store"})
+            app.rate_limiter.take(signed.caller, time.monotonic())  # one budget with the MCP tools
+            check_parameters(request)
+            return ConsoleJSON(await handler(request, app, signed), headers={"cache-control": "no-store"})
         except DomainError as error:
             info = to_error_info(error)
+            outcome = info.code
             status = error.status if isinstance(error, api.RequestRefused) else STATUS.get(info.code, 500)
-            return _error(status, info.code, info.message, info.details)
+            return _error(status, info.code, info.message, info.details, refusal_headers(error))
         except Exception as exc:
+            outcome = "INTERNAL"
             request_id = new_request_id()
             refused = storage_failure(exc, request_id)
             if refused is not None:
@@ -77,13 +83,18 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes) -> Callable[[Reque
             log.exception("console_failed", request_id=request_id, path=request.url.path)
             info = internal_error(request_id)
             return _error(500, info.code, info.message, info.details)
+        finally:
+            if tool is not None:
+                app.metrics.observe(tool, outcome, round((time.perf_counter() - started) * 1000, 3))
 
     return endpoint
 
 
-def console_app(slot: AppSlot, secret: bytes) -> Starlette:
-    def route(path: str, handler: Handler, methods: list[str]) -> Route:
-        return Route(f"{PREFIX}/api{path}", _endpoint(handler, slot, secret), methods=methods)
+def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySettings | None = None) -> ASGIApp:
+    """The console; `security`: the MCP transport's Host and Origin checks, applied here too."""
+
+    def route(path: str, handler: Handler, methods: list[str], tool: str | None = None) -> Route:
+        return Route(f"{PREFIX}/api{path}", _endpoint(handler, slot, secret, tool), methods=methods)
 
     async def unknown(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
         """Any other /console/api/ request: 405 naming the methods a known path takes, else 404."""
@@ -96,20 +107,23 @@ def console_app(slot: AppSlot, secret: bytes) -> Starlette:
 
     routes = [
         route("/whoami", api.whoami, ["GET"]),
-        route("/entries", api.browse, ["GET"]),
-        route("/entries/{entry_id}", api.entry, ["GET"]),
-        route("/entries/{entry_id}", api.edit, ["PATCH"]),
-        route("/entries/{entry_id}", api.delete, ["DELETE"]),
-        route("/conflicts", api.conflicts, ["GET"]),
-        route("/conflicts/{entry_id}/resolve", api.resolve, ["POST"]),
-        route("/search", api.search, ["GET"]),
+        route("/entries", api.browse, ["GET"], CRUD),
+        route("/entries/{entry_id}", api.entry, ["GET"], CRUD),
+        route("/entries/{entry_id}", api.edit, ["PATCH"], CRUD),
+        route("/entries/{entry_id}", api.delete, ["DELETE"], CRUD),
+        route("/conflicts", api.conflicts, ["GET"], CRUD),
+        route("/conflicts/{entry_id}/resolve", api.resolve, ["POST"], CRUD),
+        route("/search", api.search, ["GET"], RETRIEVE),
         route("/metrics", api.metrics, ["GET"]),
         route("/warnings", api.warnings, ["GET"]),
-        route("/{rest:path}", unknown, list(ANY_METHOD)),  # signed in (and audited) like the rest, then refused
+        # any method, known or made up (no methods: every one matches): signed in (and audited) like
+        # the rest, then refused as JSON
+        route("/{path:path}", unknown, []),
+        route("", unknown, []),  # /console/api itself
         Route(PREFIX, lambda request: RedirectResponse(f"{PREFIX}/"), methods=["GET"]),
         Mount(PREFIX, StaticFiles(directory=STATIC, html=True)),
     ]
-    return Starlette(routes=routes)
+    return host_checked(Starlette(routes=routes), security)
 
 
 SECURITY_HEADERS = [

@@ -1,11 +1,20 @@
-"""Per-caller token buckets."""
+"""Per-caller token buckets: one budget per caller (team and agent id) for every way in, the MCP
+tools and the console's API alike."""
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
 
+from agent_memory.core.errors import RateLimited
+from agent_memory.core.models import Caller
+
 MAX_TRACKED_CALLERS = 10_000
+
+
+def caller_key(caller: Caller) -> str:
+    """The bucket a caller draws on: an agent id is only unique within its team."""
+    return f"{caller.team}/{caller.agent_id}"
 
 
 class RateLimiter:
@@ -30,6 +39,17 @@ class RateLimiter:
             return None
         self._remember(key, tokens, now)
         return max(0.001, math.ceil((1.0 - tokens) / self._rate * 1000) / 1000)
+
+    def take(self, caller: Caller, now: float) -> None:
+        """One call by `caller` at monotonic time `now`.
+
+        Raises:
+            RateLimited: the caller's bucket is empty (`details.retry_after_seconds`).
+        """
+        wait = self.acquire(caller_key(caller), now)
+        if wait is not None:
+            raise RateLimited(f"too many calls from {caller.agent_id}; retry in {wait:.2f} s",
+                              retry_after_seconds=wait)
 
     def _remember(self, key: str, tokens: float, now: float) -> None:
         self._buckets[key] = (tokens, now)

@@ -33,7 +33,7 @@ from agent_memory import __version__
 from agent_memory.bootstrap import App, open_app
 from agent_memory.config import Settings
 from agent_memory.core.commands import Call
-from agent_memory.core.errors import DomainError, Forbidden, InvalidParams, RateLimited
+from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
 from agent_memory.http import caller_from_request
@@ -196,10 +196,7 @@ class Dispatcher:
                                     allowed=list(self._tools))
             caller = _caller(ctx)
             fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
-            wait = ctx.lifespan_context.rate_limiter.acquire(f"{caller.team}/{caller.agent_id}", time.monotonic())
-            if wait is not None:
-                raise RateLimited(f"too many calls from {caller.agent_id}; retry in {wait:.2f} s",
-                                  retry_after_seconds=wait)
+            ctx.lifespan_context.rate_limiter.take(caller, time.monotonic())  # one budget with the console
             if spec.skill is not None and spec.skill not in caller.skills:
                 granted = ", ".join(sorted(s.value for s in caller.skills)) or "none"
                 raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill (granted: {granted}); "
