@@ -75,3 +75,17 @@ async def test_a_nul_in_logged_turns_or_reflected_facts_is_refused_and_nothing_i
     assert not failed, data
     _, listed = await agent.crud(action="list", filters={"session_id": "s1", "layer": "session"})
     assert [e["content"] for e in listed["items"]] == ["we deploy on Mondays"]
+
+
+async def test_a_trailing_line_break_never_passes_for_an_id_a_namespace_or_a_session(agent: Agent) -> None:
+    failed, data = await agent.crud(action="create", namespace="alice\n", items=[{"content": "x"}])
+    assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
+    failed, data = await agent.crud(action="create", scope="team", namespace="red\n", layer="meta",
+                                    items=[{"content": "x"}])
+    assert failed and data["errors"][0]["code"] in ("INVALID_PARAMS", "FORBIDDEN")
+    failed, data = await agent.as_({"agent_id": "alice\n", "system_type": "sys1", "team": "red"}).crud(action="list")
+    assert failed and data["errors"][0]["code"] == "FORBIDDEN"
+    failed, data = await agent.reflect(action="log", session_id="s1\n", turns=[{"role": "user", "content": "hi"}])
+    assert failed and data["errors"][0]["details"]["field"] == "session_id"
+    _, listed = await agent.crud(action="list")
+    assert listed["items"] == []

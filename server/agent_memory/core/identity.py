@@ -9,7 +9,7 @@ from typing import Any
 from agent_memory.core.errors import Forbidden
 from agent_memory.core.models import Caller, Skill, SystemType
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}\Z")  # \Z: "$" would let a trailing line break in
 IDENTITY_FIELDS = ("agent_id", "system_type", "team", "skills")
 REQUIRED_FIELDS = ("agent_id", "system_type", "team")
 SYSTEM_TYPES = tuple(s.value for s in SystemType)

@@ -10,7 +10,7 @@ from agent_memory.core.clock import OutOfRange, format_ts, parse_ts, plus_second
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.models import Caller, Layer, ListFilters, Scope
 
-NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128})*$")
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128})*\Z")
 MAX_NAMESPACE_CHARS = 256
 MAX_TAGS = 32
 MAX_TAG_CHARS = 128

@@ -30,8 +30,8 @@ from agent_memory.core.rules import normalise_timestamp
 from agent_memory.core.summary import Rarity, chunk, summarise
 
 MAX_TURNS_PER_CALL = 100
-SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-NAME = re.compile(r"^[\w .@-]{1,64}$", re.UNICODE)
+SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+NAME = re.compile(r"^[\w .@-]{1,64}\Z", re.UNICODE)
 COMPACTION_TAG = "compaction"
 
 

@@ -31,7 +31,7 @@ from agent_memory.tools.records import wire_record
 METRICS_URI = "memory://metrics"
 STATS_URI = "memory://stats"
 ENTRY_TEMPLATE = "memory://entries/{id}"
-_ENTRY = re.compile(r"^memory://entries/([A-Za-z0-9_.:-]{1,128})$")
+_ENTRY = re.compile(r"^memory://entries/([A-Za-z0-9_.:-]{1,128})\Z")
 RESOURCE_NOT_FOUND = -32002  # MCP's code for an unknown resource
 INVALID_PARAMS = -32602
 
