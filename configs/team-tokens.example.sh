@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Example: mint one bearer token per agent of a team for a shared `agent-memory serve --http`.
-# Run it where the server runs (same MEMORY_AUTH_SECRET or the same data directory).
-# Each line printed is "agent-id<TAB>token"; hand each agent its own token.
+# Run it where the server runs (same MEMORY_AUTH_SECRET or the same data directory, and the same
+# store: each token's id and claims are recorded there, so `agent-memory token list` shows them and
+# `agent-memory token revoke ID` or `--agent A` refuses them on every server of that store).
+# Each line printed is "agent-id<TAB>token"; hand each agent its own token (ids go to stderr).
 set -euo pipefail
 TEAM=${TEAM:-platform}
 TTL=${TTL:-2592000}   # 30 days

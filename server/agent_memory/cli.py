@@ -55,9 +55,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="serve MCP streamable HTTP at /mcp (bearer tokens required)")
     _add_settings(serve)
 
-    token = commands.add_parser("token", help="issue or verify bearer tokens for the HTTP transport")
+    token = commands.add_parser("token", help="issue, verify, list or revoke bearer tokens for the HTTP transport",
+                                description="Tokens are recorded (id and claims, never the token) in the store the "
+                                            "servers use; run these commands with the servers' store settings.")
     token_commands = token.add_subparsers(dest="token_command", required=True)
-    issue = token_commands.add_parser("issue", help="print a signed token for a caller")
+    issue = token_commands.add_parser("issue", help="print a signed token for a caller (its id on stderr)")
     issue.add_argument("--agent-id", dest="token_agent_id", required=True)
     issue.add_argument("--system-type", dest="token_system_type", default=None,
                        help="sys1..sys5 (required, except with --operator: default sys4)")
@@ -128,17 +130,30 @@ def _parser() -> argparse.ArgumentParser:
     host_setup.add_parser(commands)
     console = commands.add_parser(
         "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
-        description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory, mints "
-                    "a 12-hour operator token and prints the sign-in URL. Do not run it beside another server on "
-                    "the same data directory: use that server's /console/ instead. Exit codes: 0 stopped, "
-                    "2 invalid setting, 3 port unavailable.")
-    console.add_argument("--open", action="store_true", help="also open the URL in the default browser")
-    _add_settings(console, *STORE, *INDEX, *EMBEDDING, "http_port", "log_level")
-    verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid")
+        description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory and "
+                    "prints a sign-in URL carrying a one-time code (never a token; Enter prints a new one), which "
+                    "the page trades for a 12-hour operator session token kept in memory only. Do not run it beside "
+                    "another server on the same data directory: use that server's /console/ instead. Exit codes: "
+                    "0 stopped, 2 invalid setting, 3 port unavailable.")
+    console.add_argument("--open", action="store_true",
+                         help="also open it in the default browser (through a private redirect file, so the code is "
+                              "not on the browser's command line)")
+    _add_settings(console, *STORE, *INDEX, *EMBEDDING, "http_port", "log_level", "console_code_seconds")
+    verify = token_commands.add_parser("verify", help="print a token's claims, or why it is invalid (revoked too)")
     verify.add_argument("token")
-    for sub in (issue, verify):
-        sub.add_argument("--config", help="a TOML file of settings")
-        sub.add_argument("--data-dir", dest="data_dir", default=None, help=setting_help("data_dir"))
+    listing = token_commands.add_parser(
+        "list", help="print the recorded tokens as JSON lines, oldest first (id, agent, team, system type, skills, "
+                     "operator, kind, issued, expires, revoked)", description="Exit codes: 0, 2 invalid setting.")
+    listing.add_argument("--agent", dest="token_list_agent", help="only this agent's tokens")
+    revoke = token_commands.add_parser(
+        "revoke", help="revoke a token by id, or every token of an agent issued until now (audited)",
+        description="Servers sharing this store refuse a revoked token (401 'token revoked') from their next request. "
+                    "Exit codes: 0 revoked, 1 no such token recorded, 2 invalid arguments or setting.")
+    revoke.add_argument("token_id", nargs="?", help="the token's id (tok_..., from `token list` or `token issue`)")
+    revoke.add_argument("--agent", dest="token_revoke_agent",
+                        help="every token of this agent issued until now, recorded or not (also tokens without an id)")
+    for sub in (issue, verify, listing, revoke):
+        _add_settings(sub, *STORE)
     return parser
 
 
@@ -166,7 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_UNAVAILABLE
             return EXIT_OK
         if options.command == "token":
-            return commands.token(options, settings)
+            from agent_memory import token_commands
+
+            return token_commands.run(options, settings)
         if options.command == "console":
             from agent_memory.console.launch import run_console
 

@@ -1,12 +1,11 @@
-"""Handlers of the `agent-memory` commands other than `serve` (each returns an exit code)."""
+"""Handlers of the `agent-memory` commands other than `serve`, `console` and `token` (token_commands.py); each
+returns an exit code."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-import time
 
 from agent_memory.config import Settings
 
@@ -93,46 +92,6 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
     _print_victims(erased)
     print(f"erase: erased {len(erased)} entries in {where}; {vectors}", file=sys.stderr)
     return EXIT_OK
-
-
-def token(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.auth import load_secret
-    from agent_memory.core.errors import Forbidden
-    from agent_memory.core.identity import parse_identity
-    from agent_memory.core.models import ALL_SKILLS
-    from agent_memory.core.tokens import TokenError, issue_token, verify_token
-
-    secret = load_secret(settings)
-    now = int(time.time())
-    if options.token_command == "verify":
-        try:
-            claims = verify_token(options.token.strip(), secret, now=now)
-        except TokenError as exc:
-            print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        print(json.dumps(claims.as_dict(), indent=2))
-        return EXIT_OK
-    operator = options.token_operator
-    raw: dict[str, object] = {"agent_id": options.token_agent_id,
-                              "system_type": options.token_system_type or ("sys4" if operator else None),
-                              "team": options.token_team or ("operators" if operator else None)}
-    for flag, name in (("--system-type", "system_type"), ("--team", "team")):
-        if raw[name] is None:
-            print(f"agent-memory: token issue needs {flag} (or --operator for a console operator token)",
-                  file=sys.stderr)
-            return EXIT_USAGE
-    if options.token_skills is not None:
-        raw["skills"] = options.token_skills
-    try:
-        caller = dataclasses.replace(parse_identity(raw, default_skills=ALL_SKILLS), operator=operator)
-        token = issue_token(caller, secret, now=now, ttl_seconds=options.ttl)
-    except (Forbidden, ValueError) as exc:
-        print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    print(token)
-    return EXIT_OK
-
-
 
 
 def _quiet(settings: Settings) -> None:

@@ -82,6 +82,8 @@ class Settings:
                                 flag=False, secret=True)
     trust_client_meta: bool = _setting(False, _bool, "HTTP: accept agent-memory/identity in _meta (it may only "
                                        "repeat or narrow the token's identity)")
+    console_code_seconds: int = _setting(120, _int_between(1, 3600), "agent-memory console: seconds a one-time "
+                                         "sign-in code is valid")
     rate_limit_per_second: float = _setting(50.0, _float_between(0, 1_000_000),
                                             "Tool calls per second per caller (token bucket); 0 disables")
     rate_limit_burst: int = _setting(100, _int_between(1, 1_000_000), "Token bucket size per caller")

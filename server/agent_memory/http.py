@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -12,8 +12,12 @@ from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory.core.models import Caller
-from agent_memory.core.tokens import TokenError, verify_token
+from agent_memory.core.revocation import RevocationUnknown, check_not_revoked
+from agent_memory.core.tokens import TokenClaims, TokenError, verify_token
 from agent_memory.http_public import answer_public, resource_metadata_url
+
+if TYPE_CHECKING:
+    from agent_memory.bootstrap import App
 
 CALLER_STATE_KEY = "agent_memory_caller"
 
@@ -29,11 +33,16 @@ class BearerAuth:
     It also sets the ASGI `user` the MCP SDK binds sessions to: an MCP session (`Mcp-Session-Id`,
     2025-11-25 clients) belongs to the identity that opened it, and a request presenting another
     identity's session id (to post into it, open its GET stream or DELETE it) gets the SDK's
-    answer for an unknown session (404), so nothing runs and nothing says the session exists."""
+    answer for an unknown session (404), so nothing runs and nothing says the session exists.
 
-    def __init__(self, app: ASGIApp, secret: bytes) -> None:
+    A token that verifies is then looked up in the store's revocation list (one read by primary
+    keys, `core/revocation.py`): a revoked one gets 401 "token revoked"; when the store cannot
+    answer (or the app is not open yet), 503 and nothing runs."""
+
+    def __init__(self, app: ASGIApp, secret: bytes, slot: OpenedApp) -> None:
         self._app = app
         self._secret = secret
+        self._slot = slot
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -42,18 +51,27 @@ class BearerAuth:
         if await answer_public(scope, send):  # /healthz and /.well-known/: no token, no data
             return
         try:
-            caller = self._authenticate(scope)
+            claims = self._authenticate(scope)
+            opened = self._slot.app
+            if opened is None:
+                raise RevocationUnknown("the server is starting or stopping; retry")
+            await check_not_revoked(opened.store.tokens, claims)
         except TokenError as error:
             log.warning("http_unauthorized", reason=str(error), path=scope.get("path"),
                         client=(scope.get("client") or ("?",))[0])
             await _unauthorized(send, str(error), scope)
             return
+        except RevocationUnknown as error:
+            log.warning("http_revocation_unknown", reason=str(error), cause=repr(error.__cause__)[:300])
+            await _unavailable(send, str(error))
+            return
+        caller = claims.caller
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=principal(caller),
                                                       scopes=sorted(s.value for s in caller.skills)))
         await self._app(scope, receive, send)
 
-    def _authenticate(self, scope: Scope) -> Caller:
+    def _authenticate(self, scope: Scope) -> TokenClaims:
         headers = dict(scope.get("headers") or [])
         header = headers.get(b"authorization", b"").decode("latin-1").strip()
         if not header:
@@ -61,10 +79,17 @@ class BearerAuth:
         kind, _, token = header.partition(" ")
         if kind.lower() != "bearer" or not token.strip():
             raise TokenError("malformed Authorization header; expected 'Bearer <token>'")
-        caller = verify_token(token.strip(), self._secret, now=int(time.time())).caller
-        if caller.operator:
+        claims = verify_token(token.strip(), self._secret, now=int(time.time()))
+        if claims.caller.operator:
             raise TokenError("an operator token is for the memory console (/console/), not for MCP")
-        return caller
+        return claims
+
+
+class OpenedApp(Protocol):
+    """Where the running server's app is found once the MCP lifespan opened it (`AppSlot`)."""
+
+    @property
+    def app(self) -> App | None: ...
 
 
 def principal(caller: Caller) -> str:
@@ -72,6 +97,13 @@ def principal(caller: Caller) -> str:
     the same identity keeps its sessions)."""
     skills = ",".join(sorted(skill.value for skill in caller.skills))
     return f"{caller.agent_id}@{caller.team}/{caller.system_type.value}[{skills}]"
+
+
+async def _unavailable(send: Send, reason: str) -> None:
+    body = json.dumps({"error": "temporarily_unavailable", "error_description": reason}).encode()
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"retry-after", b"1")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unauthorized(send: Send, reason: str, scope: Scope) -> None:

@@ -130,7 +130,7 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> A
     secret = load_secret(settings)
     mcp = CutDeepToolCalls(starlette, settings.http_max_request_bytes)
     console = console_app(slot, secret, server.session_manager.security_settings)  # Host, Origin: as on /mcp
-    return with_console(BearerAuth(mcp, secret), console)
+    return with_console(BearerAuth(mcp, secret, slot), console)
 
 
 class _Server(uvicorn.Server):

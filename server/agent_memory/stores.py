@@ -23,6 +23,7 @@ from agent_memory.core.ports import (
     RetrievalStore,
     SemanticIndex,
     SessionStore,
+    TokenRegistry,
 )
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.browse import SqliteBrowseStore
@@ -33,6 +34,7 @@ from agent_memory.storage.sqlite.operator import SqliteOperatorStore
 from agent_memory.storage.sqlite.pruning import SqlitePruneStore
 from agent_memory.storage.sqlite.search import SqliteRetrievalStore
 from agent_memory.storage.sqlite.sessions import SqliteSessionStore
+from agent_memory.storage.sqlite.tokens import SqliteTokenRegistry
 from agent_memory.storage.vectors.chroma_index import ChromaIndex
 from agent_memory.storage.vectors.embedder import ModelFiles, default_model_files
 from agent_memory.storage.vectors.runtime import VectorRuntime
@@ -75,6 +77,7 @@ class RecordStore(Protocol):
     backend: str
     cursor_secret: str
     operator: OperatorStore
+    tokens: TokenRegistry  # issued tokens and revocations, read on every HTTP request
 
     def audit_log(self) -> BufferedAuditLog: ...
 
@@ -110,6 +113,7 @@ class SqliteStore:
         self.cursor_secret = secret
         self.db = db
         self.operator = SqliteOperatorStore(db, settings.sqlite_file)
+        self.tokens = SqliteTokenRegistry(db)
         self._settings = settings
 
     def audit_log(self) -> BufferedAuditLog:
@@ -157,11 +161,13 @@ class PostgresStore:
 
     def __init__(self, settings: Settings, db: Any, secret: str) -> None:
         from agent_memory.storage.postgres.operator import PostgresOperatorStore
+        from agent_memory.storage.postgres.tokens import PostgresTokenRegistry
 
         self.backend = settings.backend
         self.cursor_secret = secret
         self.db = db
         self.operator = PostgresOperatorStore(db)
+        self.tokens = PostgresTokenRegistry(db)
         self._settings = settings
 
     def audit_log(self) -> BufferedAuditLog:

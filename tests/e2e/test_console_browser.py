@@ -1,9 +1,11 @@
-"""The memory console in a real browser (Debian's headless chromium over CDP): sign in, find an entry
-created over MCP, edit it, resolve a conflict, see the audit rows."""
+"""The memory console in a real browser (Debian's headless chromium over CDP): sign in with a pasted
+token, find an entry created over MCP, edit it, resolve a conflict, see the audit rows; and
+`agent-memory console --open`'s one-time sign-in, after which no token is kept anywhere but in memory."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -77,22 +79,34 @@ async def test_sign_in_find_edit_resolve_a_conflict_and_see_the_audit(tmp_path: 
         assert gone.status_code == 404
 
 
-async def test_an_operator_sign_in_url_search_score_parts_and_metric_charts(tmp_path: Path) -> None:
+async def test_console_open_signs_in_once_keeps_no_token_anywhere_and_shows_scores_and_charts(tmp_path: Path) -> None:
     reason = why_no_browser()
     if reason is not None:
         pytest.skip(reason)
-    from tests.e2e.test_console_api import operator_token
+    from tests.e2e.test_console_sign_in import console
 
-    with http_server(tmp_path / "data", MEMORY_VECTOR_BACKEND="none") as url:
-        base = url.removesuffix("/mcp")
-        async with http_client(url, token("blue-writer", "sys1", "blue")) as client:
+    argv_file = tmp_path / "browser-argv"
+    recorder = tmp_path / "browser"  # stands in for the desktop browser: records what it was asked to open
+    recorder.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {argv_file}.part && mv {argv_file}.part {argv_file}\n")
+    recorder.chmod(0o700)
+    with console(tmp_path, "--open", BROWSER=str(recorder)) as running:
+        base = running.base
+        async with http_client(f"{base}/mcp", token("blue-writer", "sys1", "blue")) as client:
             await client.call_tool("memory_crud", {"action": "create", "items": [
                 {"content": "the blue build cache lives on volume seven"}]})
             await client.call_tool("memory_retrieve", {"query": "build cache"})
+        code = running.next_code()
+        deadline = time.monotonic() + 30
+        while not argv_file.exists():
+            assert time.monotonic() < deadline, "--open started no browser within 30 s"
+            time.sleep(0.05)
+        opened = argv_file.read_text()
+        assert opened.startswith("file://") and code not in opened
         with chromium(tmp_path / "profile") as page:
-            page.goto(f"{base}/console/#token={operator_token('console-op')}")
-            assert page.wait_for("document.getElementById('who').textContent").startswith("OPERATOR console-op")
-            assert "token=" not in page.evaluate("location.href")  # moved out of the address bar at once
+            page.send("Page.navigate", url=opened)  # the private redirect file, then the console with the code
+            assert page.wait_for("document.getElementById('who')?.textContent").startswith("OPERATOR launcher")
+            assert "code=" not in page.evaluate("location.href")  # out of the address bar at once
+            assert page.evaluate("sessionStorage.length + localStorage.length + document.cookie.length") == 0
             assert page.evaluate("!document.getElementById('nav-warnings').hidden")
 
             page.goto(f"{base}/console/#/search?q=build+cache+volume&mode=keyword")
@@ -106,3 +120,9 @@ async def test_an_operator_sign_in_url_search_score_parts_and_metric_charts(tmp_
             summary = page.text("#metrics-summary")
             assert "retrieval hit rate" in summary and "vector outbox backlog" in summary
             assert "memory_retrieve" in page.text(".charts")
+
+            # the code URL as the browser's history kept it: opened again, it signs nobody in
+            page.goto("about:blank")
+            page.goto(f"{base}/console/#code={code}")
+            assert "already used" in page.wait_for("document.querySelector('#main p.error')?.textContent")
+            assert page.evaluate("document.getElementById('nav').hidden")

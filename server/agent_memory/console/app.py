@@ -18,12 +18,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory.bootstrap import App
-from agent_memory.console import api
+from agent_memory.console import api, session
 from agent_memory.console.auth import SignedIn, sign_in
 from agent_memory.console.guard import ConsoleJSON, check_parameters, host_checked, refusal_headers
 from agent_memory.console.guard import error_response as _error
 from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
+from agent_memory.core.revocation import RevocationUnknown
 from agent_memory.core.tokens import TokenError
 from agent_memory.tools.errors import internal_error, storage_failure, to_error_info
 
@@ -58,11 +59,14 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes,
         if app is None:
             return _error(503, "INTERNAL", "the server is starting or stopping; retry")
         try:
-            signed = await sign_in(request, secret, app.audit)
+            signed = await sign_in(request, secret, app.audit, app.store.tokens)
         except TokenError as error:
             log.warning("console_unauthorized", reason=str(error), path=request.url.path)
             return _error(401, "FORBIDDEN", f"sign in with a valid bearer token: {error}",
                           {"reason": "invalid_token"})
+        except RevocationUnknown as error:
+            log.warning("console_revocation_unknown", reason=str(error), cause=repr(error.__cause__)[:300])
+            return _error(503, "INTERNAL", str(error))
         started, outcome = time.perf_counter(), "ok"
         try:
             app.rate_limiter.take(signed.caller, time.monotonic())  # one budget with the MCP tools
@@ -116,6 +120,7 @@ def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySetting
         route("/search", api.search, ["GET"], RETRIEVE),
         route("/metrics", api.metrics, ["GET"]),
         route("/warnings", api.warnings, ["GET"]),
+        Route(f"{PREFIX}/api/session", session.exchange(slot, secret), methods=["POST"]),  # a sign-in code: no token
         # any method, known or made up (no methods: every one matches): signed in (and audited) like
         # the rest, then refused as JSON
         route("/{path:path}", unknown, []),

@@ -1,39 +1,72 @@
 """`agent-memory console`: the memory console for a single-user install, on 127.0.0.1 only.
 
-It mints its own operator token (12 hours, the launch identity's agent id and team) and prints a
-sign-in URL carrying the token in its fragment: browsers never send a fragment to the server, and
-the page moves it into the tab's session storage and out of the address bar at once."""
+It prints a sign-in URL carrying a one-time code in its fragment (`console/session.py`: single use,
+valid `console_code_seconds`), never a token; the page trades the code for an operator session
+token it keeps in memory only. Enter on the terminal prints a URL with a fresh code. `--open` hands
+the browser a private file (mode 0600, in the data directory) that redirects to that URL, so not even
+the code appears on the browser's command line; the file is removed once the code has expired."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import threading
-import time
 import webbrowser
+from pathlib import Path
 
 import anyio
 
 from agent_memory.config import Settings
+from agent_memory.console.session import CODES, SignInCodes
 
 EXIT_OK, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 2, 3
-TOKEN_TTL_SECONDS = 12 * 3600
 LOOPBACK = "127.0.0.1"
+REDIRECT = """<!doctype html>
+<html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0;url={url}"><title>agent-memory console</title></head>
+<body><p><a href="{url}">Open the agent-memory console</a></p></body></html>
+"""
 
 
-def sign_in_url(port: int, token: str) -> str:
-    return f"http://{LOOPBACK}:{port}/console/#token={token}"
+def sign_in_url(port: int, code: str) -> str:
+    return f"http://{LOOPBACK}:{port}/console/#code={code}"
 
 
-def operator_token(settings: Settings, *, now: int) -> str:
-    from agent_memory.auth import load_secret
-    from agent_memory.core.models import ALL_SKILLS, SystemType
-    from agent_memory.core.tokens import issue_token
+def announce(settings: Settings, codes: SignInCodes) -> str:
+    """Print a sign-in URL with a new code; returns the URL."""
+    url = sign_in_url(settings.http_port, codes.issue(settings.console_code_seconds))
+    print(f"memory console: {url}\n(a one-time sign-in code, valid {settings.console_code_seconds} s; press Enter "
+          "here for a new one; Ctrl-C stops the console)", flush=True)
+    return url
 
-    launcher = settings.launch_caller()
-    caller = dataclasses.replace(launcher, system_type=SystemType.SYS4, skills=ALL_SKILLS, operator=True)
-    return issue_token(caller, load_secret(settings), now=now, ttl_seconds=TOKEN_TTL_SECONDS)
+
+def _new_codes_on_enter(settings: Settings, codes: SignInCodes) -> None:
+    """Each line read from the terminal prints a URL with a fresh code, until end of input. Reads
+    file descriptor 0 directly: a daemon thread blocked in `sys.stdin` would hold its buffer's lock
+    when the interpreter shuts down."""
+    while True:
+        try:
+            chunk = os.read(0, 4096)
+        except OSError:  # no standard input
+            return
+        if not chunk:
+            return
+        for _ in range(chunk.count(b"\n")):
+            announce(settings, codes)
+
+
+def redirect_file(settings: Settings, url: str) -> Path:
+    """A file only this user can read that sends a browser to `url`."""
+    folder = settings.data_path
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"console-sign-in-{os.getpid()}.html"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(REDIRECT.format(url=url))
+    return path
 
 
 def run_console(options: argparse.Namespace, settings: Settings) -> int:
@@ -46,14 +79,22 @@ def run_console(options: argparse.Namespace, settings: Settings) -> int:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     anyio.run(check_store, settings)  # a store that cannot be opened: one line and exit 2, before the URL
-    url = sign_in_url(settings.http_port, operator_token(settings, now=int(time.time())))
-    print(f"memory console: {url}\n(an operator token valid for 12 hours, audited on every use; "
-          "Ctrl-C stops the console)", flush=True)
+    url = announce(settings, CODES)
+    opened: Path | None = None
     if options.open:
-        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+        opened = redirect_file(settings, url)
+        threading.Timer(1.0, webbrowser.open, args=(opened.as_uri(),)).start()
+        remove = threading.Timer(settings.console_code_seconds + 5, opened.unlink, kwargs={"missing_ok": True})
+        remove.daemon = True
+        remove.start()
+    threading.Thread(target=_new_codes_on_enter, args=(settings, CODES), daemon=True,
+                     name="console-sign-in-codes").start()
     try:
         serve(settings)
     except (PortUnavailable, StartFailed) as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    finally:
+        if opened is not None:
+            opened.unlink(missing_ok=True)
     return EXIT_OK

@@ -1,9 +1,11 @@
 // The agent-memory console: plain JavaScript, no libraries, no build step. Every action is a call
-// to /console/api/ with the bearer token, which the server checks like an MCP request.
+// to /console/api/ with the bearer token, which the server checks like an MCP request. The token is
+// kept in the variable `bearer` only: never in storage, cookies or the URL (a reload signs out).
 "use strict";
 
 const API = "api";
-const KEY = "agent-memory-console-token";
+const LEGACY_KEY = "agent-memory-console-token";  // where older pages kept the token: cleared on load
+let bearer = null;
 const main = document.getElementById("main");
 const statusLine = document.getElementById("status");
 let me = null;
@@ -36,7 +38,7 @@ function show(...nodes) {
 }
 
 async function call(method, path, body) {
-  const options = { method, headers: { Authorization: "Bearer " + sessionStorage.getItem(KEY) } };
+  const options = { method, headers: { Authorization: "Bearer " + bearer } };
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
@@ -44,7 +46,7 @@ async function call(method, path, body) {
   const response = await fetch(API + path, options);
   const data = await response.json().catch(() => ({ code: "INTERNAL", message: "unreadable answer" }));
   if (response.status === 401) {
-    sessionStorage.removeItem(KEY);
+    bearer = null;
     signInPage(data.message);
     throw new Error(data.message);
   }
@@ -103,7 +105,8 @@ function signInPage(reason) {
   document.getElementById("who").textContent = "";
   const input = h("textarea", { id: "token-input", placeholder: "am1.…", rows: 3 });
   show(h("h2", {}, "Sign in"),
-    h("p", {}, "Paste a bearer token (agent-memory token issue …, or --operator for every scope)."),
+    h("p", {}, "Paste a bearer token (agent-memory token issue …, or --operator for every scope). Started with " +
+      "agent-memory console? Press Enter in its terminal for a new one-time sign-in URL."),
     reason ? h("p", { class: "error" }, reason) : null,
     input,
     h("p", {}, h("button", { id: "sign-in", onclick: () => signIn(input.value.trim()) }, "Sign in")));
@@ -111,7 +114,7 @@ function signInPage(reason) {
 
 async function signIn(token) {
   if (!token) return say("paste a token first", true);
-  sessionStorage.setItem(KEY, token);
+  bearer = token;
   await guarded(async () => {
     me = await call("GET", "/whoami");
     document.getElementById("nav").hidden = false;
@@ -123,8 +126,25 @@ async function signIn(token) {
   });
 }
 
+// `agent-memory console` prints a URL with a one-time code in its fragment: traded here for an
+// operator session token (the code is then worthless, wherever the URL was kept).
+async function exchange(code) {
+  say("signing in…");
+  try {
+    const response = await fetch(API + "/session", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ code }) });
+    const data = await response.json().catch(() => ({ message: "unreadable answer" }));
+    say("");
+    if (!response.ok) return signInPage(data.message);
+    await signIn(data.token);
+  } catch (error) {
+    say("");
+    signInPage(error.message);
+  }
+}
+
 document.getElementById("sign-out").addEventListener("click", () => {
-  sessionStorage.removeItem(KEY);
+  bearer = null;
   location.hash = "";
   signInPage("signed out");
 });
@@ -387,13 +407,13 @@ function route() {
 window.addEventListener("hashchange", route);
 
 (function start() {
-  const fromUrl = /[#&]token=([^&]+)/.exec(location.hash);
-  if (fromUrl) {  // `agent-memory console` prints a URL with the token in the fragment
-    history.replaceState(null, "", location.pathname + "#/browse");
-    signIn(decodeURIComponent(fromUrl[1]));
-  } else if (sessionStorage.getItem(KEY)) {
-    signIn(sessionStorage.getItem(KEY));
+  sessionStorage.removeItem(LEGACY_KEY);
+  const code = /[#&]code=([^&]+)/.exec(location.hash);
+  const token = /[#&]token=/.test(location.hash);  // an old sign-in URL: tokens no longer travel in URLs
+  if (code || token) history.replaceState(null, "", location.pathname + "#/browse");  // out of the address bar
+  if (code) {
+    exchange(decodeURIComponent(code[1]));
   } else {
-    signInPage();
+    signInPage(token ? "sign-in URLs no longer carry tokens: paste the token below" : undefined);
   }
 })();

@@ -1,6 +1,6 @@
 """Every port the domain needs from a store, in one place (adapters live in `agent_memory.storage`):
 records (entries, audit, sessions, pruning), search (keyword, semantic, browsing), reflection
-(distilling, meaning) and operator reads."""
+(distilling, meaning), operator reads and issued tokens (revocation)."""
 
 from __future__ import annotations
 
@@ -38,9 +38,11 @@ from agent_memory.core.ports.search import (
     SemanticIndex,
     SemanticUnavailable,
 )
+from agent_memory.core.ports.tokens import AgentCutoff, TokenRecord, TokenRegistry, TokenStanding
 
 __all__ = [
     "AUDIT_COLUMNS",
+    "AgentCutoff",
     "AuditQuery",
     "AuditSink",
     "BrowseQuery",
@@ -64,6 +66,9 @@ __all__ = [
     "SessionRef",
     "SessionStore",
     "SessionTransaction",
+    "TokenRecord",
+    "TokenRegistry",
+    "TokenStanding",
     "Victim",
     "WriteTransaction",
 ]

@@ -10,6 +10,7 @@ in PostgreSQL's terms:
   porter tokenizer) with a GIN index, instead of FTS5 and its triggers.
 - `audit` (append-only, enforced by a trigger), `server_meta` (the cursor secret), `vector_outbox`,
   `partitions` (kept by a trigger), `reflection_marks`.
+- `tokens` and `token_cutoffs` (011): issued tokens and revocations, as on SQLite (013).
 - `entry_vectors`: pgvector `vector(384)` per entry with its partition, an HNSW index (cosine),
   gone with its entry; it replaces both Chroma and SQLite's float16 copy.
 SQLite's 010 (four-digit years) repaired old rows and has no counterpart in a new store.
@@ -24,6 +25,7 @@ import psycopg
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.postgres.tokens import m011_tokens
 from agent_memory.storage.postgres.turn_numbers import m008_turn_numbers
 from agent_memory.storage.postgres.vectors_outbox import m009_vector_outbox_by_entry, m010_vector_outbox_vacuum
 
@@ -221,6 +223,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("008_turn_numbers", m008_turn_numbers),
     ("009_vector_outbox_by_entry", m009_vector_outbox_by_entry),
     ("010_vector_outbox_vacuum", m010_vector_outbox_vacuum),
+    ("011_tokens", m011_tokens),  # issued tokens and revocations (storage/postgres/tokens.py)
 )
 
 

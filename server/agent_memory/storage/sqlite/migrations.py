@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.tokens import m013_tokens
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -203,6 +204,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("010_four_digit_years", _m010_four_digit_years),
     ("011_superseded", _m011_superseded),
     ("012_audit_by_entry", _m012_audit_by_entry),
+    ("013_tokens", m013_tokens),  # issued tokens and revocations (storage/sqlite/tokens.py)
 )
 
 

@@ -1,0 +1,146 @@
+"""`agent-memory token issue|verify|list|revoke`: bearer tokens and their revocation.
+
+Each command opens the configured store (the same one the servers use: the data directory, or
+PostgreSQL), where issued tokens are recorded by id and claims (never their text) and revocations
+are kept; the servers read that list on every request."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from agent_memory.config import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+KIND = "cli"  # the `kind` of tokens recorded by `token issue`
+T = TypeVar("T")
+
+
+def run(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.auth import load_secret
+    from agent_memory.logging import configure_logging
+
+    configure_logging("warning", settings.log_format)
+    secret = load_secret(settings)
+    command = options.token_command
+    if command == "issue":
+        return _issue(options, settings, secret)
+    if command == "verify":
+        return _verify(options, settings, secret)
+    if command == "list":
+        return _list(options, settings)
+    return _revoke(options, settings)
+
+
+def _with_registry(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
+    """`work(registry)` on the store `settings` names, opened (and migrated) for this command."""
+    import anyio
+
+    from agent_memory.bootstrap import open_records
+
+    async def opened() -> T:
+        async with open_records(settings) as records:
+            return await work(records.store.tokens)
+
+    return anyio.run(opened)
+
+
+def _issue(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
+    from agent_memory.core.errors import Forbidden
+    from agent_memory.core.identity import parse_identity
+    from agent_memory.core.models import ALL_SKILLS
+    from agent_memory.core.revocation import register
+    from agent_memory.core.tokens import mint
+
+    operator = options.token_operator
+    raw: dict[str, object] = {"agent_id": options.token_agent_id,
+                              "system_type": options.token_system_type or ("sys4" if operator else None),
+                              "team": options.token_team or ("operators" if operator else None)}
+    for flag, name in (("--system-type", "system_type"), ("--team", "team")):
+        if raw[name] is None:
+            print(f"agent-memory: token issue needs {flag} (or --operator for a console operator token)",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    if options.token_skills is not None:
+        raw["skills"] = options.token_skills
+    now_ms = int(time.time() * 1000)
+    try:
+        caller = dataclasses.replace(parse_identity(raw, default_skills=ALL_SKILLS), operator=operator)
+        token, claims = mint(caller, secret, now_ms=now_ms, ttl_seconds=options.ttl)
+    except (Forbidden, ValueError) as exc:
+        print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    _with_registry(settings, lambda registry: register(registry, claims, KIND, now_ms=now_ms))
+    print(token)
+    print(f"token issue: {claims.token_id} (revoke with: agent-memory token revoke {claims.token_id})",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def _verify(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
+    from agent_memory.core.revocation import check_not_revoked
+    from agent_memory.core.tokens import TokenError, verify_token
+
+    try:
+        claims = verify_token(options.token.strip(), secret, now=int(time.time()))
+        _with_registry(settings, lambda registry: check_not_revoked(registry, claims))
+    except TokenError as exc:
+        print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(claims.as_dict(), indent=2))
+    return EXIT_OK
+
+
+def _list(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.core.revocation import ms_timestamp
+
+    async def read(registry):  # noqa: ANN001, ANN202 - the store's TokenRegistry
+        return await registry.tokens(options.token_list_agent), await registry.cutoffs()
+
+    records, cutoffs = _with_registry(settings, read)
+    now = ms_timestamp(int(time.time() * 1000))
+    for record in records:
+        print(json.dumps(record.as_dict(), ensure_ascii=False))
+    revoked = sum(1 for r in records if r.revoked_at is not None)
+    expired = sum(1 for r in records if r.revoked_at is None and r.expires_at <= now)
+    print(f"token list: {len(records)} tokens ({len(records) - revoked - expired} valid, {revoked} revoked, "
+          f"{expired} expired)", file=sys.stderr)
+    for cutoff in cutoffs:
+        if options.token_list_agent in (None, cutoff.agent_id):
+            print(f"token list: every token of {cutoff.agent_id} issued through {cutoff.revoked_at} is revoked",
+                  file=sys.stderr)
+    return EXIT_OK
+
+
+def _revoke(options: argparse.Namespace, settings: Settings) -> int:
+    from agent_memory.core.identity import ID_PATTERN
+    from agent_memory.core.revocation import revoke_agent, revoke_token
+
+    token_id, agent = options.token_id, options.token_revoke_agent
+    if (token_id is None) == (agent is None):
+        print("agent-memory: token revoke needs a token id (see `agent-memory token list`) or --agent A, "
+              "not both", file=sys.stderr)
+        return EXIT_USAGE
+    now_ms = int(time.time() * 1000)
+    if agent is not None:
+        if not ID_PATTERN.fullmatch(agent):
+            print(f"agent-memory: --agent {agent!r} is not an agent id", file=sys.stderr)
+            return EXIT_USAGE
+        marked = _with_registry(settings, lambda registry: revoke_agent(registry, agent, now_ms=now_ms))
+        print(f"token revoke: every token of {agent} issued until now is revoked ({marked} recorded tokens newly "
+              "marked); servers sharing this store refuse them from their next request", file=sys.stderr)
+        return EXIT_OK
+    record = _with_registry(settings, lambda registry: revoke_token(registry, token_id, now_ms=now_ms))
+    if record is None:
+        print(f"agent-memory: no token {token_id} is recorded in this store (see `agent-memory token list`; "
+              "`token revoke --agent A` revokes an agent's tokens that were never recorded)", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(record.as_dict(), ensure_ascii=False))
+    print(f"token revoke: {token_id} revoked at {record.revoked_at}; servers sharing this store refuse it from "
+          "their next request", file=sys.stderr)
+    return EXIT_OK
