@@ -163,10 +163,44 @@ def _settings(options: argparse.Namespace) -> Settings:
     return load_settings(config_file=options.config, overrides=overrides)
 
 
+_PATH_WORDS = ("path", "dir", "file", "output", "config")  # arguments naming files: any bytes the OS allows
+
+
+def _unstorable_argument(parser: argparse.ArgumentParser, options: argparse.Namespace) -> str | None:
+    """Why an argument cannot be used (the text rule, core/text.py: bytes that are not UTF-8 arrive
+    as lone surrogates), else None. File names are left to the OS."""
+    from agent_memory.core.text import text_fault
+
+    for dest, value in vars(options).items():
+        if any(word in dest for word in _PATH_WORDS):
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (fault := text_fault(text)) is not None:
+                return f"{_flags(parser).get(dest, dest)} {fault}"
+    return None
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each argument's name as typed (`--namespace`), by its dest, subcommands included."""
+    found: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.update({k: v for k, v in _flags(sub).items() if k not in found})
+        else:
+            found.setdefault(action.dest, max(action.option_strings, key=len) if action.option_strings else action.dest)
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from agent_memory import cli_commands as commands
 
-    options = _parser().parse_args(argv)
+    parser = _parser()
+    options = parser.parse_args(argv)
+    unstorable = _unstorable_argument(parser, options)
+    if unstorable is not None:
+        print(f"agent-memory: {unstorable}", file=sys.stderr)
+        return EXIT_USAGE
     if options.command == "setup":
         return host_setup.run(options)
     try:
