@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 from collections.abc import Callable
 
 from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.core.text import is_storable, storable
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.tokens import m013_tokens
 
@@ -191,6 +193,18 @@ def _m012_audit_by_entry(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX audit_by_entry ON audit (entry_id, at) WHERE entry_id IS NOT NULL")
 
 
+def _m014_storable_tags(conn: sqlite3.Connection) -> None:
+    # Imports before the text rule (core/text.py) could store a tag holding a lone surrogate (JSON
+    # keeps it as an escape), which no answer, export or other store can carry: escape it as text.
+    rows = conn.execute("SELECT id, tags FROM entries WHERE tags LIKE '%\\ud%'").fetchall()
+    for entry_id, tags in rows:
+        decoded = json.loads(tags)
+        if all(is_storable(tag) for tag in decoded):
+            continue  # a surrogate pair (an emoji) written as escapes
+        conn.execute("UPDATE entries SET tags = ? WHERE id = ?",
+                     (json.dumps([storable(tag) for tag in decoded]), entry_id))
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -205,6 +219,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("011_superseded", _m011_superseded),
     ("012_audit_by_entry", _m012_audit_by_entry),
     ("013_tokens", m013_tokens),  # issued tokens and revocations (storage/sqlite/tokens.py)
+    ("014_storable_tags", _m014_storable_tags),
 )
 
 
