@@ -13,8 +13,10 @@ from pathlib import Path
 import agent_memory
 
 PACKAGE = Path(agent_memory.__file__).parent
-# Pure modules under storage/ that read no store: error explanations and the vector task's status file.
-STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.vectors.health"}
+# Pure modules under storage/ that read no store: error explanations, the vector task's status file,
+# and private file creation (the data directory, made by the log and the auth secret too).
+STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.vectors.health",
+                            "agent_memory.storage.files"}
 COMPOSITION_ROOT = {"bootstrap.py", "stores.py"}
 # Our SQL is written in capitals.
 SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA \w)",

@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 
 from agent_memory.config import ConfigError, Settings
+from agent_memory.storage.files import private_dir
 
 SECRET_FILE = "auth_secret"
 MIN_SECRET_CHARS = 16
@@ -47,7 +48,7 @@ def load_secret(settings: Settings) -> bytes:
 
 def _create_secret(path: Path) -> None:
     """A new random secret at `path`, readable by its owner only; another process may win the race."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)  # the data directory: 0700 when made here
     temporary = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -13,6 +13,8 @@ from typing import Any
 
 import structlog
 
+from agent_memory.storage.files import private_dir
+
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 LOG_FILE = "agent-memory.log"
 LOG_FILE_BYTES = 1_000_000
@@ -58,7 +60,7 @@ def configure_logging(level: str = "info", fmt: str = "auto", log_dir: Path | No
     file_handler: logging.Handler | None = None
     if log_dir is not None:
         try:
-            log_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(log_dir)  # and the data directory above it: 0700 when made here
             file_handler = _KeptLogFile(
                 log_dir / LOG_FILE, maxBytes=LOG_FILE_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8")
         except OSError:

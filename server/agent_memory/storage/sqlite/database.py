@@ -13,6 +13,7 @@ import aiosqlite
 import anyio
 
 from agent_memory.storage.failures import STORAGE_FULL, storage_reason
+from agent_memory.storage.files import create_private_file, private_dir, warn_if_shared
 
 MEMORY = ":memory:"
 T = TypeVar("T")
@@ -53,10 +54,16 @@ class Database:
         return self._path == MEMORY
 
     async def open(self) -> None:
-        """Raises: SqliteUnavailable (and leaves nothing open)."""
+        """Creates the file (and its directory) private to its owner, or warns once when an
+        existing one is readable by others (`agent_memory.storage.files`).
+
+        Raises: SqliteUnavailable (and leaves nothing open)."""
         try:
             if not self.in_memory:
-                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+                path = Path(self._path)
+                warn_if_shared([path.parent, path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))])
+                private_dir(path.parent)
+                create_private_file(path)  # SQLite gives its -wal and -shm files this file's mode
             self._writer = await self._connect()
             if not self.in_memory:
                 await self._writer.execute_fetchall("PRAGMA journal_mode=WAL")

@@ -15,7 +15,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from agent_memory.storage.files import create_private_file, make_private, private_dir
+
 PREFIX = "am_"
+CHROMA_DB = "chroma.sqlite3"
 
 
 class OwnedElsewhere(RuntimeError):
@@ -33,6 +36,8 @@ class ChromaIndex:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock_fd: int | None = None
+        self._known: set[str] = set()  # what the directory held when opened, and what was made private since
+        self._stamp = 0  # the directory's mtime when last looked at
 
     def open(self) -> None:
         """Raises: OwnedElsewhere when another process holds this directory's lock."""
@@ -60,7 +65,10 @@ class ChromaIndex:
         elif self._path is None:
             self._client = self._open_client(lambda: chromadb.EphemeralClient(settings=settings))
         else:
-            self._path.mkdir(parents=True, exist_ok=True)
+            private_dir(self._path)
+            # Chroma's own SQLite file, made private first: SQLite gives its journals this mode.
+            create_private_file(self._path / CHROMA_DB)
+            self._known, self._stamp = set(os.listdir(self._path)), os.stat(self._path).st_mtime_ns
             self._client = self._open_client(lambda: chromadb.PersistentClient(path=str(self._path),
                                                                                settings=settings))
         try:
@@ -87,7 +95,7 @@ class ChromaIndex:
         assert self._path is not None
         if self._lock_fd is not None:
             return  # already the owner
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self._path.parent)
         lock_path = self._path.with_name(self._path.name + ".lock")
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -151,6 +159,25 @@ class ChromaIndex:
 
     def upsert(self, name: str, ids: list[str], vectors: Any, metadatas: list[dict[str, Any]]) -> None:
         self._collection(name, create=True).upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+        self._make_new_private()
+
+    def _make_new_private(self) -> None:
+        """Chroma creates each collection's index directory and files (with the umask's modes) at
+        its first vectors: take group and other permissions from what appeared since the last
+        look. (Files it adds later inside such a directory are in a 0700 directory.)"""
+        if not self.local or self._path is None:
+            return
+        try:
+            stamp = os.stat(self._path).st_mtime_ns
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
+            names = set(os.listdir(self._path))
+        except OSError:
+            return
+        for name in names - self._known:
+            make_private(self._path / name)
+        self._known = names
 
     def delete(self, name: str, ids: list[str]) -> None:
         collection = self._collection(name, create=False)

@@ -15,6 +15,7 @@ from typing import Any
 import structlog
 
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, failure_reason, storage_reason
+from agent_memory.storage.files import private_dir
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -94,7 +95,7 @@ class TaskHealth:
         raw = json.dumps({**data, "updated_at": _now()}).encode()
         raw += b" " * max(0, _STATUS_BYTES - len(raw))
         try:
-            self._file.parent.mkdir(exist_ok=True)
+            private_dir(self._file.parent)
             fd = os.open(self._file, os.O_WRONLY | os.O_CREAT, 0o600)
             try:
                 os.pwrite(fd, raw, 0)
