@@ -50,7 +50,8 @@ async def test_a_new_store_is_private_to_its_user_whatever_the_umask(tmp_path: P
                 while await backlog(client):
                     await anyio.sleep(0.1)
             # While the server runs, SQLite's -wal and -shm files exist beside the database.
-            files = [data / "memory.db", data / "memory.db-wal", data / "memory.db-shm", data / "chroma" / "chroma.sqlite3"]
+            files = [data / "memory.db", data / "memory.db-wal", data / "memory.db-shm",
+                     data / "chroma" / "chroma.sqlite3"]
             assert {str(p): oct(mode(p)) for p in files} == {str(p): "0o600" for p in files}
             dirs = [data, data / "chroma", data / "logs"]
             assert {str(p): oct(mode(p)) for p in dirs} == {str(p): "0o700" for p in dirs}
