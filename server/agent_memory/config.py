@@ -104,6 +104,9 @@ class Settings:
                                                   "memory_retrieve: default cut of each memory, in characters")
     retrieval_min_score: float = _setting(0.45, _float_between(0, 1),
                                           "memory_retrieve: relevance floor on score_parts.match (0 = off)")
+    retrieval_relative_floor: float = _setting(
+        0.62, _float_between(0, 1), "memory_retrieve: relative floor; memories scoring under this share of the best "
+        "memory's score are left out (0 = off)")
     retrieval_unknown_name_penalty: float = _setting(
         0.1, _float_between(0, 1), "memory_retrieve: how much harder the floor is for a question naming someone or "
         "something no candidate mentions (times the share of such names)")

@@ -102,9 +102,9 @@ async def http_client(url: str, bearer: str, mode: str = "auto") -> AsyncIterato
 
 
 async def retrieve(client: Client, query: str, mode: str = "semantic", limit: int = 10) -> dict:
-    """memory_retrieve with the relevance floor off (these tests are about what is indexed where),
+    """memory_retrieve with the relevance floors off (these tests are about what is indexed where),
     asserting it answered."""
     result = await client.call_tool("memory_retrieve", {"query": query, "mode": mode, "limit": limit,
-                                                        "min_score": 0})
+                                                        "min_score": 0, "relative_floor": 0})
     assert not result.is_error, result.structured_content
     return result.structured_content

@@ -30,8 +30,9 @@ async def retrieve(agent: Agent, **arguments: Any) -> tuple[bool, dict]:
 async def semantic_until(agent: Agent, query: str, done: Any = None, timeout: float = 60,
                          **arguments: Any) -> dict:
     """Retrieve by meaning until semantic search answers (not degraded) and `done(data)` holds
-    (with the relevance floor off unless `min_score` is given: these queries test other things)."""
+    (with the relevance floors off unless given: these queries test other things)."""
     arguments.setdefault("min_score", 0)
+    arguments.setdefault("relative_floor", 0)
     with anyio.fail_after(timeout):
         while True:
             failed, data = await retrieve(agent, query=query, mode="semantic", **arguments)
@@ -276,9 +277,10 @@ async def test_a_question_the_store_knows_nothing_about_returns_nothing(semantic
     assert data["min_score"] == 0.45 and data["withheld"] > 0  # said, not silently empty
     failed, data = await retrieve(agent, query="Who has to review database migrations?")
     assert data["items"][0]["id"] == ids[1] and data["items"][0]["score_parts"]["match"] >= 0.45
-    # The floor is the caller's to move: off, the least bad candidates come back again.
-    failed, data = await retrieve(agent, query="What is the weather forecast for Paris tomorrow?", min_score=0)
-    assert data["items"] and data["min_score"] == 0 and data["withheld"] == 0
+    # The floors are the caller's to move: off, the least bad candidates come back again.
+    failed, data = await retrieve(agent, query="What is the weather forecast for Paris tomorrow?", min_score=0,
+                                  relative_floor=0)
+    assert len(data["items"]) == 5 and data["min_score"] == 0 and data["withheld"] == 0
     # Keyword-only answers are not floored (the floor needs meaning) and say so.
     failed, data = await retrieve(agent, query="weather tomorrow Monday", mode="keyword")
     assert data["items"] and data["min_score"] == 0

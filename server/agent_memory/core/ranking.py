@@ -16,6 +16,7 @@ SPEAKER_MAX_CHARS = 40  # a transcript line's "Name:" prefix is at most this lon
 MENTION_SHARE = 0.5  # a name only mentioned, against one who speaks (see `_mentions`)
 NEIGHBOR_REACH = 2  # entries written just before or after, up to this many places away
 NEIGHBOR_DECAY = 0.5  # each place further away counts this much less
+DECIMALS = 4  # every score and score part is shown rounded to this many decimals
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class Candidate:
     @property
     def parts(self) -> dict[str, float]:
         """The score parts, rounded (built on demand: most candidates never show theirs)."""
-        return {name: round(value, 4) for name, value in zip(PARTS, self.raw, strict=True)}
+        return {name: round(value, DECIMALS) for name, value in zip(PARTS, self.raw, strict=True)}
 
 
 def _normalise(values: dict[str, float]) -> dict[str, float]:
@@ -106,7 +107,7 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
         kw, sem = keyword.get(entry.id, 0.0), semantic.get(entry.id, 0.0)
         best = match(c, use_keyword=use_keyword, use_semantic=use_semantic)
         c.raw = (kw, sem, best)
-        c.matched = round(best, 4)
+        c.matched = round(best, DECIMALS)
         relevance.append((w_kw * kw + w_sem * sem) / total + weights.name_boost * _mentions(entry.content, patterns))
     position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): i for i, c in enumerate(candidates)}
     half_life = max(weights.recency_half_life_days, 1e-6) * 86400

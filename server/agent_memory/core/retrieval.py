@@ -22,7 +22,7 @@ from agent_memory.core.ports import (
     SemanticUnavailable,
 )
 from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
-from agent_memory.core.ranking import Candidate, RankWeights, rank
+from agent_memory.core.ranking import DECIMALS, Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags, date_range
 from agent_memory.core.visibility import can_read, readable_areas
 
@@ -40,6 +40,7 @@ class RetrievalRequest:
     max_chars: int = 4000
     per_entry_max_chars: int = 800
     min_score: float = 0.0  # the relevance floor on `match` (0: off)
+    relative_floor: float = 0.0  # items scoring under this share of the best score are left out (0: off)
     since: str | None = None  # ISO-8601: only memories dated (created_at) at or after this
     until: str | None = None  # ISO-8601: only memories dated before this (a bare date: to its end)
     include_superseded: bool = False
@@ -62,8 +63,9 @@ class RetrievalResult:
     dropped: int
     degraded: list[str]
     min_score: float = 0.0  # the floor applied
+    relative_floor: float = 0.0  # the relative floor applied
     keyword_only: int = 0  # readable entries not yet searchable by meaning (searched by keyword only)
-    withheld: int = 0  # candidates left out because the best of them was under the floor
+    withheld: int = 0  # candidates left out: all when the best was under the floor, else the weak ones
     stages_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -232,18 +234,19 @@ class RetrievalService:
         ranked = rank(allowed, names=mentioned_names(request.query), weights=self._settings.weights,
                       now_epoch=now.timestamp(), use_keyword=use_keyword, use_semantic=use_semantic)
         stages["rank"] = _ms(mark)
-        # The floor needs meaning: keyword-only answers (mode keyword, or semantic search
-        # unavailable, which `degraded` says) are not floored and report a floor of 0.
+        # The floors need meaning: min_score is off (reported 0) in mode keyword and in mode semantic
+        # answered by keyword; the relative floor whenever semantic search did not answer.
         floor = request.min_score if use_semantic else 0.0
+        relative = request.relative_floor if semantic_hits is not None else 0.0
         ranked, withheld = _above_floor(ranked, floor, unknown_share(request.query, allowed),
                                         self._settings.unknown_name_penalty)
         mark = time.perf_counter()
-        kept = distinct(ranked, lambda c: c.entry.content, request.limit)
+        kept, weak = _near_the_best(distinct(ranked, lambda c: c.entry.content, request.limit), relative)
         lines = [ContextLine(c.entry, *compress(c.entry, request.per_entry_max_chars)) for c in kept]
         context, used, dropped = assemble(lines, request.max_chars)
         by_id = {c.entry.id: c for c in kept}
-        items = [RetrievedItem(entry=line.entry, text=line.text, truncated=line.truncated,
-                               score=by_id[line.entry.id].score, parts=by_id[line.entry.id].parts) for line in used]
+        items = [RetrievedItem(entry=line.entry, text=line.text, truncated=line.truncated, score=round(
+            by_id[line.entry.id].score, DECIMALS), parts=by_id[line.entry.id].parts) for line in used]
         stages["assemble"] = _ms(mark)
         stamp = format_ts(self._clock())
         for item in items:
@@ -253,11 +256,10 @@ class RetrievalService:
         if (trouble := self._audit.trouble()) is not None:
             degraded.append(trouble)
         result = RetrievalResult(items=items, context=context, budget_chars=request.max_chars, dropped=dropped,
-                                 degraded=degraded, min_score=floor, withheld=withheld, keyword_only=keyword_only,
-                                 stages_ms=stages)
+                                 degraded=degraded, min_score=floor, relative_floor=relative, withheld=withheld + weak,
+                                 keyword_only=keyword_only, stages_ms=stages)
         self.metrics.observe(result)
         return result
-
 
     async def _fresh(self, vector: list[float], pending: tuple[list[tuple[Entry, int]], int]
                      ) -> tuple[list[tuple[Entry, int]], dict[str, float], int]:
@@ -284,6 +286,13 @@ def _above_floor(ranked: list[Candidate], floor: float, unknown: float, penalty:
     if max(c.matched for c in ranked) - penalty * unknown < floor:
         return [], len(ranked)
     return ranked, 0
+
+
+def _near_the_best(kept: list[Candidate], relative: float) -> tuple[list[Candidate], int]:
+    """The relative floor: the best-first `kept` whose score reaches `relative` times the best's
+    (the ranking cut at one point), and how many fell short."""
+    near = [c for c in kept if c.score >= relative * kept[0].score] if relative > 0 and kept else kept
+    return near, len(kept) - len(near)
 
 
 def _ms(since: float) -> float:

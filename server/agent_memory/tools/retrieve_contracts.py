@@ -30,6 +30,10 @@ class MemoryRetrieveArgs(StrictModel):
                                     description="Relevance floor on score_parts.match: when no memory reaches "
                                                 "it, nothing is returned. Default MEMORY_RETRIEVAL_MIN_SCORE; 0 "
                                                 "turns it off.")
+    relative_floor: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False,
+                                         description="Leave out memories whose score is under this share of the "
+                                                     "best memory's score. Default "
+                                                     "MEMORY_RETRIEVAL_RELATIVE_FLOOR; 0 turns it off.")
     since: str | None = Field(None, max_length=64, description="Only memories dated at or after this ISO-8601 "
                                                                "date or date-time (their created_at; a logged "
                                                                "turn's `at`).")
@@ -89,7 +93,9 @@ class MemoryRetrieveResult(StrictModel):
     budget_chars: int = 0
     dropped: int = 0
     min_score: float = 0.0
-    withheld: int = Field(0, description="Memories left out because none reached min_score.")
+    relative_floor: float = 0.0
+    withheld: int = Field(0, description="Memories left out as not relevant enough: every candidate when none "
+                                         "reached min_score, else those under relative_floor.")
     keyword_only: int = Field(0, description="Memories you may read that were written moments ago and are not "
                                              "yet searchable by meaning; they were searched by keyword only.")
     degraded: str | None = Field(None, description="Why the answer is partial (e.g. keyword-only), else null.")

@@ -27,10 +27,14 @@ Args:
     max_chars / max_tokens / per_entry_max_chars: the budget of the whole block and of each memory.
     min_score: the relevance floor (0..1) on score_parts.match, the larger of a memory's cosine
         similarity and its keyword coverage; when no memory reaches it, nothing is returned.
+    relative_floor: 0..1; memories scoring under this share of the best memory's score are left
+        out, so a clear answer comes without weak padding. Pass 0 to get every nearest memory.
 
-Returns items (with score and score_parts, truncated), context, used_chars, budget_chars, dropped
-(memories that did not fit the budget), min_score, withheld (memories left out because none
-reached the floor), keyword_only (memories written moments ago that could only be searched by
+Returns items (with score and score_parts, rounded to 4 decimals, truncated), context,
+used_chars, budget_chars, dropped (memories that did not fit the budget), min_score and
+relative_floor (the floors applied; relative_floor is 0 when the answer is keyword-only), withheld
+(memories left out as not relevant enough: all when none reached min_score, else those under
+relative_floor), keyword_only (memories written moments ago that could only be searched by
 keyword) and degraded (why the answer is keyword-only or partial, else null)."""
 
 
@@ -51,6 +55,7 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         max_chars=budget,
         per_entry_max_chars=args.per_entry_max_chars or settings.injection_per_entry_max_chars,
         min_score=settings.retrieval_min_score if args.min_score is None else args.min_score,
+        relative_floor=settings.retrieval_relative_floor if args.relative_floor is None else args.relative_floor,
         since=args.since,
         until=args.until,
         include_superseded=args.include_superseded,
@@ -67,6 +72,7 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         "budget_chars": result.budget_chars,
         "dropped": result.dropped,
         "min_score": result.min_score,
+        "relative_floor": result.relative_floor,
         "withheld": result.withheld,
         "keyword_only": result.keyword_only,
         "degraded": "; ".join(result.degraded) or None,

@@ -1,0 +1,111 @@
+"""memory_retrieve's relative floor (weak memories are not injected beside a strong one) and the
+rounding of scores, through the MCP tool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from agent_memory.config import load_settings
+from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+from agent_memory.tools.server import create_server
+from tests.conftest import Agent, store_settings
+
+pytestmark = pytest.mark.anyio
+
+# One memory answers the question; the others are about the same person and nothing else.
+ALLERGY = "Alice is allergic to peanuts."
+ABOUT_ALICE = ("Alice lives in Lisbon with her two cats.", "Alice speaks fluent Spanish.",
+               "Alice works as a backend engineer.", "Alice plays the cello on weekends.",
+               "Alice's favourite colour is green.", "Alice runs a half marathon every spring.",
+               "Alice drives an electric car.", "Alice studied physics in Porto.",
+               "Alice has a younger brother called Tom.")
+QUESTION = "Is Alice allergic to anything?"
+
+
+@pytest.fixture
+async def alice(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Agent]:
+    """A server with semantic search (the default floors apply) holding the ten facts about Alice."""
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma")
+    async with Client(create_server(settings), mode="auto") as client:
+        agent = Agent(client)
+        failed, _ = await agent.crud(action="create", items=[{"content": c} for c in (*ABOUT_ALICE, ALLERGY)])
+        assert not failed
+        yield agent
+
+
+async def retrieve(agent: Agent, **arguments: Any) -> tuple[bool, dict]:
+    result = await agent.client.call_tool("memory_retrieve", arguments)
+    MemoryRetrieveResult.model_validate(result.structured_content, strict=True)
+    assert json.loads(result.content[0].text) == result.structured_content
+    return bool(result.is_error), result.structured_content
+
+
+async def by_meaning(agent: Agent, **arguments: Any) -> dict:
+    """Retrieve until semantic search answers (the model loads in the background; bounded wait)."""
+    with anyio.fail_after(120):
+        while True:
+            failed, data = await retrieve(agent, **arguments)
+            assert not failed, data
+            if data["degraded"] is None:
+                return data
+            await anyio.sleep(0.2)
+
+
+async def test_weak_memories_are_not_injected_beside_a_strong_one_by_default(alice: Agent) -> None:
+    data = await by_meaning(alice, query=QUESTION)
+    floor = load_settings(environ={}).retrieval_relative_floor
+    assert data["relative_floor"] == floor > 0
+    assert data["items"][0]["content"] == ALLERGY
+    top = data["items"][0]["score"]
+    assert all(item["score"] >= floor * top for item in data["items"])
+    # At most the allergy and the memory written just before it (ranked up as its neighbour).
+    assert len(data["items"]) <= 2 and "Spanish" not in data["context"] and "Lisbon" not in data["context"]
+    assert data["withheld"] == 10 - len(data["items"])  # said, not silently left out
+
+
+async def test_relative_floor_zero_injects_every_nearest_memory(alice: Agent) -> None:
+    await by_meaning(alice, query=QUESTION)
+    data = await by_meaning(alice, query=QUESTION, relative_floor=0)
+    assert data["relative_floor"] == 0 and data["withheld"] == 0
+    assert data["items"][0]["content"] == ALLERGY and len(data["items"]) == 10
+    assert "Alice speaks fluent Spanish." in data["context"]
+
+
+async def test_a_higher_relative_floor_leaves_out_more(alice: Agent) -> None:
+    await by_meaning(alice, query=QUESTION)
+    loose = await by_meaning(alice, query=QUESTION, relative_floor=0.2)
+    strict = await by_meaning(alice, query=QUESTION, relative_floor=1)
+    assert len(loose["items"]) > len(strict["items"]) >= 1
+    assert strict["items"][0]["content"] == ALLERGY and strict["withheld"] == 10 - len(strict["items"])
+
+
+async def test_every_score_and_score_part_is_rounded_to_four_decimals(alice: Agent) -> None:
+    data = await by_meaning(alice, query=QUESTION, relative_floor=0)
+    for item in data["items"]:
+        values = [item["score"], *item["score_parts"].values()]
+        assert all(value == round(value, 4) for value in values), item
+        parts = item["score_parts"]
+        total = sum(parts[k] for k in ("relevance", "neighbors", "recency", "priority", "confidence", "scope"))
+        assert abs(item["score"] - total) <= 4e-4  # the score is the sum of its parts, each rounded
+
+
+async def test_keyword_only_answers_are_not_cut_and_report_a_relative_floor_of_0(agent: Agent) -> None:
+    for content in ("Otters hold hands while sleeping.", "Otters have dense fur.", "Sea otters use rocks as tools."):
+        await agent.create(content)
+    failed, data = await retrieve(agent, query="sleeping otters hold hands")  # no vector index: keyword-only
+    assert not failed and data["degraded"] is not None
+    assert data["relative_floor"] == 0 and data["withheld"] == 0 and len(data["items"]) == 3
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "high", "0.5", True, [0.5]])
+async def test_relative_floor_outside_0_to_1_or_not_a_number_is_invalid_params(agent: Agent, bad: Any) -> None:
+    failed, data = await retrieve(agent, query="anything", relative_floor=bad)
+    assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
+    assert data["errors"][0]["details"]["field"] == "relative_floor"
