@@ -68,6 +68,11 @@ class Vectors(SemanticIndex, Protocol):
         """For operator commands: may this process apply the outbox (model loaded, no other owner)?"""
         ...
 
+    async def apply_deletions(self) -> int | None:
+        """For operator commands: apply only the queued vector deletions (no model needed); None
+        when another process owns the index and applies them."""
+        ...
+
     def owner_note(self) -> str: ...
 
 

@@ -63,10 +63,15 @@ async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: 
 
 async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
                 wait_seconds: float = 30.0) -> tuple[list[Victim], str]:
-    """Privacy erase from the record store, then from the vector index: directly when no server
-    owns it (on PostgreSQL none ever does: the vectors go with their entries, and this command
-    applies the queued deletions itself), else by waiting (up to `wait_seconds`) for the owning
-    server to apply the deletions. Returns what was erased and what happened to the vectors."""
+    """Privacy erase from the record store, then from the vector index, in time proportional to
+    what it erases, however far behind the index is. Each transaction deletes entries, drops what
+    was queued for them and queues their vectors' deletion ahead of everything else (on
+    PostgreSQL their vectors go with them, and nothing is queued). Then only those deletions are
+    applied: here when no server owns the index (no model needed, queued indexing left alone),
+    else by the owning server, first thing, waited for up to `wait_seconds`. Interrupted after a
+    transaction, what it erased is unfindable at once (retrieval reads only entries that exist)
+    and its vectors go first when the next server starts. Returns what was erased and what
+    happened to the vectors."""
     async with open_records(settings) as records:
         erased = await records.pruner().erase(scope, namespace, cascade=cascade)
         if not erased:
@@ -79,16 +84,19 @@ async def _purge_vectors(settings: Settings, records: Records, ids: list[str], w
     if runtime is None:
         return "no vector index (vector_backend = none)"
     try:
-        if await runtime.take_over():
-            while await runtime.apply_pending() > 0:
-                pass
-            return "vectors removed"
+        try:
+            if await runtime.apply_deletions() is not None:
+                return "vectors removed"
+        except Exception as exc:  # the index cannot be opened or changed: the next server repairs it
+            raise OperationFailed(f"entries erased from the record store, but the vector index failed "
+                                  f"({type(exc).__name__}: {exc}); their vectors' removal stays queued, first "
+                                  "in line for the next server") from None
         deadline = time.monotonic() + wait_seconds
-        while time.monotonic() < deadline:  # the owning server applies the outbox within seconds
+        while time.monotonic() < deadline:  # the owning server applies deletions first, within seconds
             if await records.operator.pending_vector_changes(ids) == 0:
                 return "vectors removed by the server that owns the index"
             await asyncio.sleep(0.2)
         raise OperationFailed(f"entries erased from the record store, but {runtime.owner_note()} has not removed their "
-                              f"vectors within {wait_seconds:.0f} s; they are queued and go when it catches up")
+                              f"vectors within {wait_seconds:.0f} s; their removal is queued first, for when it does")
     finally:
         await runtime.aclose()

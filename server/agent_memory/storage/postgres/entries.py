@@ -41,6 +41,7 @@ class PostgresWriteTransaction:
         self._conn = conn
         self.enqueued = 0
         self.inserted_into: set[tuple[str, str]] = set()
+        self._deleted: set[str] = set()  # entries this transaction deleted (their vectors went with them)
 
     def get(self, entry_id: str) -> Entry | None:
         # Locked until commit: a concurrent writer of this entry waits here and then reads what
@@ -59,7 +60,10 @@ class PostgresWriteTransaction:
 
     def delete(self, entry_id: str, *, expected_etag: str) -> bool:
         cursor = self._conn.execute("DELETE FROM entries WHERE id = %s AND etag = %s", (entry_id, expected_etag))
-        return cursor.rowcount == 1
+        if cursor.rowcount == 1:
+            self._deleted.add(entry_id)
+            return True
+        return False
 
     def mark_reflected(self, entry_ids: Sequence[str], at: str) -> None:
         """Move the reflection marks of these session turns' sessions past them (imported turns were
@@ -105,6 +109,13 @@ class PostgresWriteTransaction:
         return True
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
+        """The vector of an entry deleted in this transaction is already gone (`entry_vectors`
+        rows go with their entry), so its deletion is not queued, and what was queued for it is
+        dropped (save rows a server is applying right now: it finds the entry gone)."""
+        if op == "delete" and entry.id in self._deleted:
+            self._conn.execute("DELETE FROM vector_outbox WHERE seq IN (SELECT seq FROM vector_outbox "
+                               "WHERE entry_id = %s FOR UPDATE SKIP LOCKED)", (entry.id,))
+            return
         self._conn.execute(
             "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
             f"VALUES (%s, %s, %s, %s, {NOW_TEXT})",

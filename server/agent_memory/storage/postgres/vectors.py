@@ -163,6 +163,11 @@ class PgVectorRuntime(PgVectorQueries):
         may apply the outbox, so this is False only when the model cannot be loaded."""
         return await self._ensure_loaded()
 
+    async def apply_deletions(self) -> int | None:
+        """For operator commands (erase): nothing to apply, ever: a deleted entry's vector is
+        deleted with it, in the same transaction."""
+        return 0
+
     # -- the outbox applier ------------------------------------------------------------------
 
     async def _run(self) -> None:

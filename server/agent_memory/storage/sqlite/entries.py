@@ -32,6 +32,8 @@ class SqliteWriteTransaction:
         self._conn = conn
         self.enqueued = 0
         self.inserted_into: set[tuple[str, str]] = set()
+        self._gone: list[str] = []  # entries whose vector this transaction queued for deletion
+        self._queued_before: int | None = None  # the last outbox row queued before the first of them
 
     def get(self, entry_id: str) -> Entry | None:
         row = self._conn.execute(f"{SELECT_ENTRY} WHERE id = ?", (entry_id,)).fetchone()
@@ -90,12 +92,34 @@ class SqliteWriteTransaction:
         return True
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
-        self._conn.execute(
-            "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
-            "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-            (entry.id, op, entry.scope.value, entry.namespace),
-        )
+        """A deletion goes to the front of the queue (a sequence number below every queued row):
+        it needs no embedding, and a privacy erase must not wait behind a backlog of entries to
+        index. What was queued for the entry before is dropped when the transaction ends (`finish`)."""
+        if op == "delete":
+            if self._queued_before is None:
+                self._queued_before = self._conn.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM vector_outbox").fetchone()[0]
+            self._gone.append(entry.id)
+            self._conn.execute(
+                "INSERT INTO vector_outbox (seq, entry_id, op, scope, namespace, enqueued_at) "
+                "SELECT MIN(COALESCE(MIN(seq), 1), 1) - 1, ?, 'delete', ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "FROM vector_outbox", (entry.id, entry.scope.value, entry.namespace))
+        else:
+            self._conn.execute(
+                "INSERT INTO vector_outbox (entry_id, op, scope, namespace, enqueued_at) "
+                "VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (entry.id, op, entry.scope.value, entry.namespace),
+            )
         self.enqueued += 1
+
+    def finish(self) -> None:
+        """Before the commit: drop the changes queued (before this transaction) for the entries it
+        queued deletions for, in one pass over the outbox per 500 entries."""
+        for start in range(0, len(self._gone), 500):
+            chunk = self._gone[start:start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            self._conn.execute(f"DELETE FROM vector_outbox WHERE seq > 0 AND seq <= ? AND entry_id IN ({marks})",
+                               [self._queued_before, *chunk])
 
 
 class SqliteEntryRepository:
@@ -116,6 +140,7 @@ class SqliteEntryRepository:
         def run(conn: sqlite3.Connection) -> T:
             tx = SqliteWriteTransaction(conn)
             result = work(tx)
+            tx.finish()
             done.append(tx)
             return result
 

@@ -86,14 +86,26 @@ async def next_batch(db: Database, size: int) -> Batch | None:
     return Batch([row[0] for row in rows], latest, live)
 
 
+async def next_deletions(db: Database, size: int) -> Batch | None:
+    """The queued deletions (the front of the outbox, sequence numbers up to 0: see
+    `SqliteWriteTransaction.enqueue_vector`), which need no model to apply."""
+    async with db.reading() as conn:
+        rows = list(await conn.execute_fetchall(
+            "SELECT seq, entry_id, op, scope, namespace FROM vector_outbox WHERE seq <= 0 ORDER BY seq LIMIT ?",
+            (size,)))
+    if not rows:
+        return None
+    return Batch([row[0] for row in rows], {row[1]: (row[2], row[3], row[4]) for row in rows}, {})
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     stored: list[tuple[str, bytes]]  # entry id -> its vector as float16 bytes
     removed: list[str]
 
 
-def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> Applied:
-    """Synchronous: runs on the indexing thread."""
+def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder | None, batch: Batch) -> Applied:
+    """Synchronous: runs on the indexing thread. (A batch of deletions needs no `embedder`.)"""
     deletes: dict[str, list[str]] = {}
     for entry_id, (op, scope, namespace) in batch.latest.items():
         if op == "delete" or entry_id not in batch.live:
@@ -104,6 +116,7 @@ def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder, batch: Batch) -> App
     rows = list(batch.live.values())
     if not rows:
         return Applied([], removed)
+    assert embedder is not None
     vectors = embedder.embed_array([row[3] for row in rows])
     grouped: dict[str, list[int]] = {}
     for position, row in enumerate(rows):

@@ -28,6 +28,7 @@ from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexIncon
 
 T = TypeVar("T")
 BATCH = 64
+DELETE_BATCH = 500  # deletions need no embedding: larger batches
 QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 
 log = structlog.get_logger("agent_memory.vectors")
@@ -112,9 +113,7 @@ class VectorRuntime(VectorSync, VectorSearch):
 
     def _load(self) -> None:
         # The index first: a process that does not own it never needs the model.
-        if not self._index_open:
-            self._index.open()
-            self._index_open = True
+        self._open_index()
         if self._embedder is None:
             try:
                 files = self._model_files()
@@ -247,6 +246,28 @@ class VectorRuntime(VectorSync, VectorSearch):
         server owns it (see `owner_note`) or it cannot be opened."""
         self._verified = True  # the command does its own work; no start-up check
         return await self._ensure_loaded()
+
+    async def apply_deletions(self) -> int | None:
+        """For operator commands (erase): apply the queued deletions to the index, which needs no
+        model and leaves every queued upsert to the servers. Returns how many were applied; None
+        when another process owns the index (it applies them first thing, see `outbox`).
+        Raises: whatever opening or changing the index raises."""
+        try:
+            await self._call(self._open_index)
+        except OwnedElsewhere as exc:
+            self._problem = str(exc)  # for `owner_note`
+            return None
+        done = 0
+        while (batch := await outbox.next_deletions(self._db, DELETE_BATCH)) is not None:
+            applied = await self._call(outbox.apply_batch, self._index, None, batch)
+            await outbox.forget(self._db, batch.seqs, applied)
+            done += len(batch.seqs)
+        return done
+
+    def _open_index(self) -> None:
+        if not self._index_open:
+            self._index.open()
+            self._index_open = True
 
     def owner_note(self) -> str:
         return self._link.owner if self._link else (self._problem or "the vector index")
