@@ -82,3 +82,44 @@ async def test_a_damaged_vector_directory_is_rebuilt_from_sqlite(tmp_path: Path)
         assert data["items"][0]["id"] == entry["id"]
         # Once the rebuild has caught up, no set-aside copy is kept (they only take space).
         assert not list((tmp_path / "data").glob("chroma.broken-*"))
+
+
+def forget_vectors(chroma_dir: Path, scope: str, namespace: str, ids: list[str]) -> None:
+    """Vectors vanish from the directory, as when a second process wrote to it (STACK.md)."""
+    import chromadb
+    from chromadb.api.client import SharedSystemClient
+    from chromadb.config import Settings
+
+    from agent_memory.storage.vectors.chroma_index import collection_name
+
+    client = chromadb.PersistentClient(path=str(chroma_dir), settings=Settings(anonymized_telemetry=False))
+    try:
+        collection = client.get_collection(collection_name(scope, namespace), embedding_function=None)
+        collection.delete(ids=ids)
+        assert collection.count() == 0
+    finally:
+        SharedSystemClient.clear_system_cache()
+
+
+async def test_vectors_lost_from_one_namespace_are_rebuilt_while_changes_to_another_are_queued(
+        tmp_path: Path) -> None:
+    # "Found by meaning" must mean "in the index": no in-call embedding of queued entries.
+    settings = make_settings(tmp_path / "data", vector_backend="chroma", retrieval_inline_embed_max=0)
+    async with Client(create_server(settings)) as client:
+        agent = Agent(client)
+        lost = [(await agent.create(text))["id"] for text in (
+            "Glaciers carve valleys over thousands of years.", "Ice sheets scraped the bedrock bare.")]
+        errands = [await agent.create(f"Shopping list {n}: bread and eggs.", namespace="alice/errands")
+                   for n in range(4)]
+        await outbox_drained(client)
+    forget_vectors(tmp_path / "data" / "chroma", "agent", "alice", lost)
+    # More changes queued than vectors lost, none of them for the lost ones: edits in another
+    # namespace, with no server applying them.
+    async with Client(create_server(make_settings(tmp_path / "data", vector_backend="none"))) as client:
+        failed, data = await Agent(client).crud(action="update", namespace="alice/errands", items=[
+            {"id": e["id"], "content": e["content"] + " And coffee."} for e in errands])
+        assert not failed, data
+    async with Client(create_server(settings)) as client:
+        data = await semantic_until(Agent(client), "how were the valleys shaped by ice?",
+                                    lambda d: set(lost) <= {i["id"] for i in d["items"]}, timeout=60)
+        assert not data["degraded"]

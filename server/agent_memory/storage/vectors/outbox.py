@@ -57,13 +57,16 @@ async def backlog(db: Database) -> int:
     return int(rows[0][0])
 
 
-async def expected_counts(db: Database) -> tuple[dict[str, int], int]:
-    """Vectors each collection should hold according to SQLite, and how many changes are queued."""
+async def expected_counts(db: Database) -> tuple[dict[str, int], dict[str, int]]:
+    """Vectors each collection should hold according to SQLite, and how many of its entries are
+    queued to be (re)indexed."""
     async with db.reading() as conn:
         expected = list(await conn.execute_fetchall(
             "SELECT scope, namespace, COUNT(*) FROM entries WHERE compacted = 0 GROUP BY 1, 2"))
-        pending = list(await conn.execute_fetchall("SELECT COUNT(*) FROM vector_outbox"))[0][0]
-    return {collection_name(s, n): int(count) for s, n, count in expected}, int(pending)
+        queued = list(await conn.execute_fetchall(
+            "SELECT scope, namespace, COUNT(DISTINCT entry_id) FROM vector_outbox WHERE op = 'upsert' GROUP BY 1, 2"))
+    return ({collection_name(s, n): int(count) for s, n, count in expected},
+            {collection_name(s, n): int(count) for s, n, count in queued})
 
 
 async def next_batch(db: Database, size: int) -> Batch | None:

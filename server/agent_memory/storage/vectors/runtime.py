@@ -218,12 +218,12 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._model_agreed = True
 
     async def _consistent(self) -> bool:
-        """At start: does every partition hold as many vectors as SQLite says it should (allowing
-        for changes still queued)? A truncated or stale directory fails this."""
-        expected, pending = await outbox.expected_counts(self._db)
+        """At start: does every partition hold as many vectors as SQLite says it should, allowing
+        for its own entries still queued for indexing? A truncated or stale directory fails this
+        (changes queued for other partitions, and deletions, never excuse a loss)."""
+        expected, queued = await outbox.expected_counts(self._db)
         counts = await self._call(self._index.counts, list(expected))
-        missing = sum(max(0, n - counts.get(name, 0)) for name, n in expected.items())
-        return missing <= pending
+        return all(n - counts.get(name, 0) <= queued.get(name, 0) for name, n in expected.items())
 
     async def apply_pending(self) -> int:
         """Apply one batch of the outbox to the index; returns how many rows it consumed."""
