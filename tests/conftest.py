@@ -11,13 +11,15 @@ SQLite itself). `MEMORY_TEST_BACKENDS=sqlite` runs them on SQLite only.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from mcp import Client
 from pydantic import BaseModel
 
@@ -124,6 +126,20 @@ class Agent:
 
     def as_(self, ident: dict | None) -> Agent:
         return Agent(self.client, ident)
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """A test that runs a command in this process (`cli.main`) configures logging as the command
+    does: a level filter, and stderr as pytest captured it for that test. Put the configuration back
+    afterwards, so no later test logs to a closed stream or misses the lines it captures."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.configure(**saved)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture

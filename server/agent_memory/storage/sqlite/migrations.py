@@ -196,7 +196,7 @@ def _m012_audit_by_entry(conn: sqlite3.Connection) -> None:
 def _m014_storable_tags(conn: sqlite3.Connection) -> None:
     # Imports before the text rule (core/text.py) could store a tag holding a lone surrogate (JSON
     # keeps it as an escape), which no answer, export or other store can carry: escape it as text.
-    rows = conn.execute("SELECT id, tags FROM entries WHERE tags LIKE '%\\ud%'").fetchall()
+    rows = conn.execute("SELECT id, tags FROM entries WHERE instr(tags, '\\ud') > 0").fetchall()
     for entry_id, tags in rows:
         decoded = json.loads(tags)
         if all(is_storable(tag) for tag in decoded):
