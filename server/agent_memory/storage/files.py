@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -84,5 +85,8 @@ def warn_if_shared(paths: Iterable[Path]) -> None:
             shared.append(f"{path} ({stat.filemode(mode)})")
             _warned.add(str(path))
     if shared:
-        log.warning("store_readable_by_others", paths=shared,
+        # Before the logs are set up (the console checks its store first), structlog would print
+        # to stdout, which may be the MCP protocol's: stderr then, as configured logs go.
+        logger = log if structlog.is_configured() else structlog.wrap_logger(structlog.PrintLogger(sys.stderr))
+        logger.warning("store_readable_by_others", paths=shared,
                     fix="chmod go-rwx each of them (what the server creates is private already)")
