@@ -9,11 +9,12 @@ one session never store the same facts twice.
 
 Consolidation (`consolidation.judge`): each new statement is cleaned of reminders and pleas to
 remember, then compared with the agent's current facts and rules by meaning (the embedder's
-cosine; by word overlap while the model is not loaded here, and the result says so). A
-restatement reinforces the existing entry (confidence up, `updated_at`, version and etag new)
-instead of adding a copy; a change of mind about the same subject is stored and supersedes the
-old entry, which is kept (listable, readable, audited) with `superseded_by` set and leaves
-retrieval. Nothing is ever deleted here.
+cosine; by word overlap while the model is not loaded here, and the result says so). Only
+statements about the same subject are ever merged (`subjects`: server alpha is not server bravo,
+the user's partner is not the user). A restatement reinforces the existing entry (confidence up,
+`updated_at`, version and etag new) instead of adding a copy; a change of mind about the same
+subject is stored and supersedes the old entry, which is kept (listable, readable, audited) with
+`superseded_by` set and leaves retrieval. Nothing is ever deleted here.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from datetime import datetime
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
-from agent_memory.core.consolidation import Candidate, clean_statement, judge
-from agent_memory.core.context import near_duplicate, word_overlap
+from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
+from agent_memory.core.context import near_duplicate
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.extract import Insight, extract
+from agent_memory.core.fillers import clean_statement
 from agent_memory.core.ids import new_entry_id, new_etag, new_request_id
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import (
@@ -164,7 +166,7 @@ class ReflectionService:
                 plan.add(insight, layer, supersedes=named.id, reason="named by the distiller")
                 continue
             candidates = [Candidate(e.id, e.content, cosines[index].get(e.id, 0.0) if cosines is not None
-                                    else word_overlap(e.content, insight.content))
+                                    else lexical_similarity(e.content, insight.content))
                           for e in existing if e.layer is layer]
             verdict = judge(insight.content, candidates, by_meaning=cosines is not None)
             if verdict.relation == "same" and verdict.entry_id is not None:
