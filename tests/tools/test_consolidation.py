@@ -141,3 +141,22 @@ async def test_a_superseded_fact_cannot_be_promoted_and_bad_arguments_are_refuse
     assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
     failed, data = await smart.reflect(action="reflect", session_id="x", facts=["fact"] * 101)
     assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
+
+
+async def test_a_fact_about_another_server_or_office_is_stored_beside_it_and_retrieval_still_finds_it(
+        smart: Agent) -> None:
+    alpha = (await _reflect(smart, "a", facts=["Server alpha has 64 GB of RAM."]))["items"][0]
+    bravo = await _reflect(smart, "b", facts=["Server bravo has 128 GB of RAM."])
+    assert bravo["consolidation"] == "meaning"  # judged with the model, not the lexical fallback
+    assert bravo["superseded_ids"] == [] and bravo["updated_ids"] == [] and len(bravo["items"]) == 1
+    berlin = (await _reflect(smart, "c", facts=["The Berlin office opens at 8:00."]))["items"][0]
+    munich = await _reflect(smart, "d", facts=["The Munich office now opens at 9:00 for the summer."])
+    assert munich["superseded_ids"] == [] and munich["updated_ids"] == []
+    facts = {f["id"]: f for f in await _facts(smart)}
+    assert all(f["superseded_by"] is None for f in facts.values()) and len(facts) == 4
+    hits = await smart.client.call_tool("memory_retrieve", {"query": "How much RAM does server alpha have?"})
+    found = [i["id"] for i in hits.structured_content["items"]]
+    assert found[0] == alpha["id"], hits.structured_content["items"]
+    # the same office said as a change still supersedes
+    summer = await _reflect(smart, "e", facts=["The Berlin office now opens at 9:30 for the summer."])
+    assert summer["superseded_ids"] == [berlin["id"]]
