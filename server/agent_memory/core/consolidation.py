@@ -28,6 +28,7 @@ SAME_MEANING = 0.75  # cosine at or above which two statements say the same thin
 # same subject at this cosine when both speak of the same attribute (`linked`); names and places
 # weigh heavily in the embedding, so "lives in Lyon" / "moved to Montreal" is only 0.51.
 SAME_SUBJECT = 0.45
+LINK_BONUS = 0.05  # less when they share a word or a kind of fact ("based in Austin" / "relocated to Denver": 0.41)
 UNLINKED_CHANGE = 0.75  # and at this one when nothing links what they say about it
 FLIPPED_SUBJECT = 0.65  # a statement that only flips a negation, a number or an order
 SAME_WORDS = 0.5  # word-overlap (Jaccard) fallback for SAME_MEANING without the model
@@ -222,7 +223,8 @@ def linked(a: Reading, b: Reading, old: str, new: str) -> int:
 def lexical_similarity(a: str, b: str) -> float:
     """Overlap (Jaccard) of the two statements' content words, stemmed: the similarity used
     while the embedding model is not loaded."""
-    wa, wb = _content(read(a)) | read(a).names, _content(read(b)) | read(b).names
+    ra, rb = read(a), read(b)
+    wa, wb = _content(ra) | ra.names, _content(rb) | rb.names
     return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
 
 
@@ -242,11 +244,14 @@ def judge(text: str, candidates: Sequence[Candidate], *, by_meaning: bool,
         if fingerprint(candidate.content) == fingerprint(text):
             return Verdict("same", candidate.entry_id)
         old = read(candidate.content)
-        if candidate.similarity < change_at or different_subjects(old, new) or polarity(old, new) == "apart":
+        if (candidate.similarity < change_at - LINK_BONUS * by_meaning or different_subjects(old, new)
+                or polarity(old, new) == "apart"):
             continue
         specific = bool(old.subject & new.subject - GENERIC)  # "the user's manager", not just "the user"
+        link = linked(old, new, candidate.content, text)
         if changing and not says_change(candidate.content) and candidate.similarity >= (
-                change_at if linked(old, new, candidate.content, text) >= max(1, link_needed - specific) else unlinked_at):
+                change_at - LINK_BONUS * (by_meaning and link == 2) if link >= max(1, link_needed - specific)
+                else unlinked_at):
             return Verdict("changes", candidate.entry_id, "restated as a change")
         differs = flip(candidate.content, text)
         if (differs is None and candidate.similarity >= same_at and not other_names(old, new)

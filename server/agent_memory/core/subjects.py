@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from agent_memory.core.lexicon import (
     ACRONYMS,
@@ -36,7 +37,8 @@ from agent_memory.core.lexicon import (
 
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
-    "once": "1", "twice": "2", "thrice": "3", "single": "1", "double": "2", "half": "0.5", "dozen": "12"}
+    "once": "1", "twice": "2", "thrice": "3", "single": "1", "double": "2", "half": "0.5", "dozen": "12"} | {
+    w: str(i) for i, w in enumerate("first _ third fourth fifth sixth seventh eighth ninth tenth".split(), 1)}
 _NUMBER = re.compile(r"v?\d+(?:[.,:/-]\d+)*(?:st|nd|rd|th|am|pm|k|m|h|s|ms|gb|tb|mb|kb|km|kg|%)?", re.IGNORECASE)
 _IDENT_MARK = re.compile(r"[/@#_]|://|[a-z]\.[a-z0-9]|[a-z]:[a-z0-9]", re.IGNORECASE)
 _KNOWN = STOP | PREVERBS | VERBS | AMBIGUOUS | AUXILIARIES
@@ -111,7 +113,7 @@ def _token(raw: str, starts: bool, after_title: bool) -> Token:
     bare = re.sub(r"['’]s?$", "", raw) if owner else raw
     low = bare.lower()
     if _NUMBER.fullmatch(bare) or low in NUMBER_WORDS:
-        value = NUMBER_WORDS.get(low) or low.replace(",", "")
+        value = NUMBER_WORDS.get(low) or re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", low.replace(",", ""))
         return Token(bare, value, "number", False, owner, value)
     if (re.search(r"\d", bare) and re.search(r"[a-z]", low)) or _IDENT_MARK.search(bare):
         return Token(bare, low, "ident", True, owner, low, proper=True)
@@ -213,6 +215,7 @@ def _fronted(part: tuple[Token, ...]) -> int:
     return 0
 
 
+@lru_cache(maxsize=4096)  # a reflection compares each new statement with every fact the agent holds
 def read(text: str) -> Reading:
     toks = tokens(text)
     verb = _verb(toks)
