@@ -112,3 +112,9 @@ def test_without_the_model_a_restatement_that_adds_nothing_still_reinforces() ->
                     "At 02:00 UTC the staging database restarts.") == "same"
     assert by_words("The user is allergic to penicillin.", "The user is allergic to shellfish.") == "new"
     assert by_words("The API server listens on port 8080.", "The API server listens on port 8081.") == "changes"
+
+
+def test_a_second_change_of_the_same_fact_supersedes_the_first_change(embedder: OnnxEmbedder) -> None:
+    assert by_meaning(embedder, "The user moved to Montreal.", "The user moved to Toronto last week.") == "changes"
+    assert by_meaning(embedder, "The user now lives in Lisbon.", "These days the user lives in Lisbon.") == "same"
+    assert by_meaning(embedder, "Server bravo now has 128 GB of RAM.", "Server alpha now has 96 GB of RAM.") == "new"

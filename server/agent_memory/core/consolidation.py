@@ -3,10 +3,13 @@
 new (store it). Pure: similarities come from the caller (the embedder's cosine, or word overlap
 when the model is not loaded).
 
-The embedder says two texts are about the same thing; it is blind to the flips that matter most
-("prefers tabs" / "no longer prefers tabs", "port 8080" / "port 8081", "tabs over spaces" /
-"spaces over tabs"), so those are checked in the words: a pair that differs by one is never a
-duplicate, and about the same subject it is a change.
+Nothing about another subject is ever merged, whatever the similarity: `subjects` reads what each
+statement is about ("Server alpha", "db-03", "the Berlin office", "the user's partner") and the
+two must agree. The embedder says two texts are about the same thing; it is blind to the flips
+that matter most ("prefers tabs" / "no longer prefers tabs", "port 8080" / "port 8081", "tabs over
+spaces" / "spaces over tabs"), so those are checked in the words: a pair that differs by one is
+never a duplicate, and about the same subject it is a change. A statement said as a change ("now",
+"moved to", "after the reorg") changes an older one when both speak of the same attribute.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_memory.core.context import fingerprint
-from agent_memory.core.fillers import clean_statement
 from agent_memory.core.lexicon import AMBIGUOUS, AUXILIARIES, CONTRAST, PREVERBS, STOP, VERBS
 from agent_memory.core.subjects import Reading, Token, different_subjects, read, stem
 
@@ -198,12 +200,12 @@ def _main_verb(r: Reading) -> str | None:
 
 
 def linked(a: Reading, b: Reading, old: str, new: str) -> int:
-    """How surely two statements about one subject speak of the same attribute of it: 2 when they
-    have a word of what they say in common ("plays tennis" / "plays padel instead of tennis") or a
-    value of the same kind ("on Tuesdays" / "to Thursdays"), a
-    number of the same thing, one's value is the other's subject, or they tell the same kind of
-    fact (where someone lives, works, how they commute: "lives in Lyon" / "moved to Montreal");
-    1 when only the verb is the same ("manager is Marguerite" / "manager is now Tomasz"); else 0."""
+    """How surely two statements about one subject speak of the same attribute of it: 2 when what
+    they say has a word in common ("plays tennis" / "plays padel instead of tennis"), a value of
+    the same kind ("on Tuesdays" / "to Thursdays"), a number of the same thing, one's value is the
+    other's subject, or they tell the same kind of fact (where someone lives, works, how they
+    commute: "lives in Lyon" / "moved to Montreal"); 1 when only the verb is the same ("manager is
+    Marguerite" / "manager is now Tomasz"); else 0."""
     def rest(text: str) -> set[str]:
         r = read(_TIMEFRAME.sub(" ", text))  # "these days" / "every day" link nothing
         words = {re.sub(r"(?<=..)ed$", "", t.lemma) for t in r.predicate[1:]
@@ -249,10 +251,13 @@ def judge(text: str, candidates: Sequence[Candidate], *, by_meaning: bool,
             continue
         specific = bool(old.subject & new.subject - GENERIC)  # "the user's manager", not just "the user"
         link = linked(old, new, candidate.content, text)
-        if changing and not says_change(candidate.content) and candidate.similarity >= (
+        if changing and candidate.similarity >= (
                 change_at - LINK_BONUS * (by_meaning and link == 2) if link >= max(1, link_needed - specific)
                 else unlinked_at):
-            return Verdict("changes", candidate.entry_id, "restated as a change")
+            if not says_change(candidate.content):
+                return Verdict("changes", candidate.entry_id, "restated as a change")
+            if link == 2 and other_names(old, new):  # "moved to Montreal", then "moved to Toronto"
+                return Verdict("changes", candidate.entry_id, "changed again")
         differs = flip(candidate.content, text)
         if (differs is None and candidate.similarity >= same_at and not other_names(old, new)
                 and not contrasted(old, new) and _values(old) == _values(new)
