@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import os
+import socket
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
@@ -60,11 +61,16 @@ class OwnerService:
     async def start(self) -> None:
         with suppress(FileNotFoundError):
             self._path.unlink()  # a crashed owner's socket: we hold the lock now
-        old_mask = os.umask(0o177)
+        # Private before it listens (nobody can connect before then), without touching the
+        # process's umask, which other threads' new files and directories depend on meanwhile.
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self._path), limit=MAX_LINE)
-        finally:
-            os.umask(old_mask)
+            sock.bind(str(self._path))
+            os.chmod(self._path, 0o600)
+            self._server = await asyncio.start_unix_server(self._serve, sock=sock, limit=MAX_LINE)
+        except BaseException:
+            sock.close()
+            raise
         log.info("vector_owner_listening", socket=str(self._path))
 
     async def aclose(self) -> None:
