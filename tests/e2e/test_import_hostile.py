@@ -137,7 +137,7 @@ def test_export_records_are_checked_like_writes_and_each_bad_one_is_named(store_
                  "line 7: conflict_of names an entry in another place than this entry's (team red/ops, team red)",
                  "line 8: superseded_by names an entry in another place than this entry's (team blue, team blue)",
                  "line 9: version must be between 1 and 2147483647", "line 10: version must be between 1 and",
-                 "line 11: namespace must not end with a line break"):
+                 "line 11: namespace must be '/'-separated segments"):
         assert said in strict.stderr
 
     skipped = run(store_env, "import", "--skip-bad", stdin=text)

@@ -26,7 +26,7 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.identity import ID_PATTERN, ID_RULE, shown
 from agent_memory.core.models import Entry, Scope
 from agent_memory.core.permissions import first_segment
-from agent_memory.core.rules import NAMESPACE_PATTERN, check_namespace
+from agent_memory.core.rules import check_namespace
 from agent_memory.core.text import check_text
 
 ENTRY_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -69,8 +69,6 @@ def check_entry(entry: Entry) -> Entry:
         check_namespace(entry.namespace)
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
-    if not NAMESPACE_PATTERN.fullmatch(entry.namespace):  # `$` would let a final line break through
-        raise ValueError("namespace must not end with a line break")
     check_identity("owner_agent_id", entry.owner_agent_id)
     root = first_segment(entry.namespace)
     if entry.scope is Scope.GLOBAL:

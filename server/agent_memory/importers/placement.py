@@ -24,7 +24,6 @@ from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 from agent_memory.core.permissions import first_segment
 from agent_memory.core.rules import (
     MAX_TAGS,
-    NAMESPACE_PATTERN,
     Limits,
     check_confidence,
     check_content,
@@ -72,8 +71,6 @@ def area(scope: str | Scope, namespace: str | None, team: str, agent_id: str) ->
         namespace = check_namespace(namespace or default)
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
-    if not NAMESPACE_PATTERN.fullmatch(namespace):
-        raise ValueError("namespace must not end with a line break")
     if scope is Scope.AGENT and first_segment(namespace) != agent_id:
         raise ValueError(f"an agent-scope namespace must be the owning agent's id or start with it: {agent_id} or "
                          f"{agent_id}/...; got {namespace} (set the agent with --agent-id)")
