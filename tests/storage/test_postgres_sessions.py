@@ -154,7 +154,10 @@ async def test_the_migration_numbers_existing_turns_and_converts_existing_marks(
     """A store made before turn numbers: its turns are numbered in storage order per session, and a
     mark (then a seq) becomes the number of the last turn at or before that seq."""
     from agent_memory.storage.postgres.migrations import MIGRATIONS
-    from agent_memory.storage.postgres.rows import INSERT_ENTRY, entry_params
+    from agent_memory.storage.postgres.rows import ENTRY_COLUMNS, entry_params
+
+    columns = ENTRY_COLUMNS[:-1]  # an entry's columns before `key` (migration 012)
+    insert = f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('%s' for _ in columns)})"
 
     before = [step for name, step in MIGRATIONS if name < "008"]
     old = [turn("a"), turn("b"), turn("other session", "s2"), turn("c")]
@@ -162,7 +165,7 @@ async def test_the_migration_numbers_existing_turns_and_converts_existing_marks(
         for step in before:
             step(conn)
         for entry in old:
-            conn.execute(INSERT_ENTRY, entry_params(entry))
+            conn.execute(insert, entry_params(entry)[:-1])
         second = conn.execute("SELECT seq FROM entries WHERE id = %s", (old[1].id,)).fetchone()[0]
         conn.execute("INSERT INTO reflection_marks VALUES ('alice', 'red', 's1', %s, %s)", (second, AT))
         conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

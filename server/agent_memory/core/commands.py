@@ -28,6 +28,7 @@ class NewEntry:
     layer: Layer | None = None
     expires_at: str | None = None
     ttl_seconds: int | None = None
+    key: str | None = None  # a stable name: a create of a key already held updates that entry
 
 
 @dataclass(frozen=True, slots=True)

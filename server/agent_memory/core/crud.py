@@ -22,6 +22,7 @@ from agent_memory.core.rules import (
     Limits,
     check_confidence,
     check_content,
+    check_key,
     check_tags,
     expiry,
     normalise_filters,
@@ -85,36 +86,32 @@ class CrudService:
     # -- actions ----------------------------------------------------------------------------
 
     async def create(self, call: Call, scope: Scope, namespace: str, item: NewEntry) -> Entry:
+        """A new entry; with a key already held in this place, that entry updated instead (last write
+        wins: version + 1, a new etag), in one statement the store's unique index on keys makes atomic."""
         await self._require(call, Access.WRITE, scope, namespace)
         now = self._clock()
         stamp = format_ts(now)
         entry = Entry(
-            id=new_entry_id(),
-            scope=scope,
-            namespace=namespace,
-            team=permissions.entry_team_for(call.caller, scope, namespace),
-            owner_agent_id=call.caller.agent_id,
-            content=check_content(item.content, self._limits),
-            tags=check_tags(item.tags),
-            priority=item.priority,
-            source=item.source,
-            confidence=check_confidence(item.confidence),
-            layer=required_layer(scope, item.layer),
-            created_at=stamp,
-            updated_at=stamp,
-            expires_at=expiry(now, item.expires_at, item.ttl_seconds),
-            version=1,
-            etag=new_etag(),
+            id=new_entry_id(), scope=scope, namespace=namespace,
+            team=permissions.entry_team_for(call.caller, scope, namespace), owner_agent_id=call.caller.agent_id,
+            content=check_content(item.content, self._limits), tags=check_tags(item.tags), priority=item.priority,
+            source=item.source, confidence=check_confidence(item.confidence), layer=required_layer(scope, item.layer),
+            created_at=stamp, updated_at=stamp, expires_at=expiry(now, item.expires_at, item.ttl_seconds),
+            version=1, etag=new_etag(), key=check_key(item.key),
         )
-        event = self._event(call, "create", scope, namespace, entry.id, "ok")
 
-        def work(tx: WriteTransaction) -> None:
-            tx.insert(entry)
-            tx.enqueue_vector(entry, "upsert")
-            tx.audit(event)
+        def work(tx: WriteTransaction) -> Entry:
+            stored = tx.upsert_keyed(entry) if entry.key is not None else entry
+            if stored is None:
+                raise Forbidden(f"key {entry.key!r} is held by an entry of another owner here", field="key")
+            if entry.key is None:
+                tx.insert(entry)
+            tx.enqueue_vector(stored, "upsert")
+            details = {"key_updated": True, "version": stored.version} if stored.id != entry.id else {}
+            tx.audit(self._event(call, "create", scope, namespace, stored.id, "ok", **details))
+            return stored
 
-        await self._repo.transact(work)
-        return entry
+        return await self._repo.transact(work)
 
     async def read(self, call: Call, scope: Scope, namespace: str, entry_id: str) -> Entry:
         await self._require(call, Access.READ, scope, namespace)
@@ -162,7 +159,7 @@ class CrudService:
             patched = apply_change(current, change, now, self._limits)
             if change.if_match is not None and change.if_match != current.etag:
                 copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
-                               version=1, etag=new_etag(), conflict=True, conflict_of=current.id)
+                               version=1, etag=new_etag(), conflict=True, conflict_of=current.id, key=None)
                 tx.insert(copy)
                 tx.enqueue_vector(copy, "upsert")
                 tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict", conflict_id=copy.id))
@@ -240,6 +237,7 @@ class CrudService:
             version=1,
             etag=new_etag(),
             promoted_from=source.id,
+            key=None,
         )
         event = self._event(call, "promote", item.target_scope, target_ns, copy.id, "ok",
                             promoted_from=source.id, from_scope=scope.value, from_namespace=namespace)

@@ -95,6 +95,7 @@ class Entry:
     promoted_from: str | None = None
     compacted: bool = False  # a session turn folded into a summary: kept, listable, not retrieved
     superseded_by: str | None = None  # a fact a later one changed: kept, listable, not retrieved by default
+    key: str | None = None  # a stable name, unique within (scope, namespace, team) among non-conflict entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,7 @@ class ListFilters:
     created_after: str | None = None
     created_before: str | None = None
     include_expired: bool = False
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

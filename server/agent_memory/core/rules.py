@@ -14,6 +14,7 @@ NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128})*
 MAX_NAMESPACE_CHARS = 256
 MAX_TAGS = 32
 MAX_TAG_CHARS = 128
+MAX_KEY_CHARS = 256
 MAX_TTL_SECONDS = 100 * 365 * 24 * 3600
 
 
@@ -76,6 +77,14 @@ def check_tags(tags: tuple[str, ...]) -> tuple[str, ...]:
             raise InvalidParams(f"each tag must have 1-{MAX_TAG_CHARS} characters, got one with {len(tag)}",
                                 field="tags", limit=MAX_TAG_CHARS)
     return tuple(dict.fromkeys(tags))
+
+
+def check_key(key: str | None, field: str = "key") -> str | None:
+    """A key: 1-256 characters (the text rule is checked on every argument before)."""
+    if key is not None and not 1 <= len(key) <= MAX_KEY_CHARS:
+        raise InvalidParams(f"{field} must have 1-{MAX_KEY_CHARS} characters, got {len(key)}", field=field,
+                            limit=MAX_KEY_CHARS)
+    return key
 
 
 def check_confidence(confidence: float) -> float:

@@ -28,7 +28,7 @@ from agent_memory.integrations.mcp_link import MemoryLink, MemoryToolError
 
 # MemoryContent.metadata keys that become entry fields; any other scalar metadata becomes a
 # "key=value" tag.
-ENTRY_FIELDS = ("priority", "layer", "confidence", "source", "expires_at", "ttl_seconds")
+ENTRY_FIELDS = ("priority", "layer", "confidence", "source", "expires_at", "ttl_seconds", "key")
 MIME_TAG = "mime:"
 MAX_TAG_CHARS = 128
 CONTEXT_HEADER = "\nRelevant memory content:\n"
@@ -144,8 +144,10 @@ class AgentMemory(Memory):
         """Store one item (`memory_crud create`).
 
         Metadata keys `tags`, `priority`, `layer`, `confidence`, `source`, `expires_at`,
-        `ttl_seconds` become entry fields; `scope`/`namespace` choose where it goes; other scalar
-        keys become `key=value` tags. A MIME type other than plain text is kept as a `mime:` tag.
+        `ttl_seconds` and `key` become entry fields (an add with a `key` already held in that
+        scope and namespace updates that entry, atomically: racing adds of a key leave one);
+        `scope`/`namespace` choose where it goes; other scalar keys become `key=value` tags. A MIME
+        type other than plain text is kept as a `mime:` tag.
 
         Raises:
             ValueError: non-text content.

@@ -7,7 +7,9 @@ Namespace tuples map onto scope and namespace: `("team", "<team>", ...)` is team
 agent scope, namespace `<agent_id>/<label>/...`. Labels are kept as they are when they are
 `[A-Za-z0-9_-]`; any other character is written `.HH` (its UTF-8 bytes in hex; LangGraph labels never
 contain a period, so this reads back exactly). An item is one entry: its value as JSON content, its
-key and namespace as tags (`PutOp.index` is not used: the server embeds every entry whole).
+key as the entry's `key` (and a tag), its namespace as tags (`PutOp.index` is not used: the server
+embeds every entry whole). A put is one keyed `create`, which the server turns into an update of the
+entry already holding the key in one statement: parallel writers of a key leave one item.
 `search` with a `query` ranks through `memory_retrieve` (which returns near-identical values once:
 it dedupes at 90% shared words); without one it lists, newest first. `filter` is applied to the
 value's fields (`$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`, nested objects). Errors from the server
@@ -116,9 +118,14 @@ class AgentMemoryStore(BaseStore):
     # -- reading --
 
     def _item(self, entry: Mapping[str, Any], score: float | None = None, *, searched: bool = False) -> Item | None:
-        """The LangGraph item an entry holds (None for an entry this store did not write)."""
-        key = next((t[len(KEY_TAG):] for t in entry["tags"] if t.startswith(KEY_TAG)), None)
-        if key is None:
+        """The LangGraph item an entry holds (None for an entry this store did not write, and for an
+        unkeyed copy: a conflict entry, or an older duplicate from before keys were stored; a retrieved
+        memory carries no key field, its key tag names it)."""
+        if "key" in entry:
+            key = entry["key"]
+        else:
+            key = next((t[len(KEY_TAG):] for t in entry["tags"] if t.startswith(KEY_TAG)), None)
+        if key is None or MARKER_TAG not in entry["tags"]:
             return None
         try:
             value = json.loads(entry["content"])
@@ -130,17 +137,21 @@ class AgentMemoryStore(BaseStore):
                   "updated_at": datetime.fromisoformat(entry["updated_at"])}
         return SearchItem(score=score, **fields) if searched else Item(**fields)
 
-    def _entries(self, scope: str, namespace: str, key: str) -> list[dict[str, Any]]:
+    def _entries(self, scope: str, namespace: str, key: str, *, legacy: bool = False) -> list[dict[str, Any]]:
+        """The entry holding `key` (with `legacy`, also older copies of it that hold it as a tag only)."""
         if len(KEY_TAG + key) > MAX_TAG_CHARS:
             return []  # no key that long can have been stored
+        filters: dict[str, Any] = {"tags": [MARKER_TAG, KEY_TAG + key]}
+        if not legacy:
+            filters["key"] = key
         data = self._link.call_sync("memory_crud", {"action": "list", "scope": scope, "namespace": namespace,
-                                                    "limit": PAGE, "filters": {"tags": [MARKER_TAG, KEY_TAG + key]}})
+                                                    "limit": PAGE, "filters": filters})
         return list(data["items"])
 
     def _get(self, op: GetOp) -> Item | None:
         scope, namespace = self.area(op.namespace)
         entries = self._entries(scope, namespace, op.key)
-        return self._item(entries[0]) if entries else None  # newest first (two racing puts may both create)
+        return self._item(entries[0]) if entries else None
 
     def _list(self, scope: str, namespace: str, tags: list[str]) -> Iterable[dict[str, Any]]:
         arguments: dict[str, Any] = {"action": "list", "scope": scope, "namespace": namespace, "subtree": True,
@@ -210,7 +221,7 @@ class AgentMemoryStore(BaseStore):
         scope, namespace = self.area(head) if head else ("agent", self._link.agent_id)
         found: set[tuple[str, ...]] = set()
         for entry in self._list(scope, namespace, [MARKER_TAG]):
-            if not any(t.startswith(KEY_TAG) for t in entry["tags"]):
+            if entry.get("key") is None:
                 continue
             ns = self.namespace_of(entry["scope"], entry["namespace"])
             if all(namespace_matches(ns, c.match_type, c.path) for c in conditions):
@@ -220,37 +231,32 @@ class AgentMemoryStore(BaseStore):
     # -- writing --
 
     def _apply_puts(self, puts: list[PutOp]) -> None:
-        creates: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        updates: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        deletes: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        """A put is one keyed create (the server updates the entry holding the key, atomically: racing
+        writers of a key leave one item, the last write winning); a delete removes the entries
+        holding the key (one already gone is fine)."""
+        writes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for op in puts:
             if op.ttl is not None:
                 raise NotImplementedError("TTL is not supported by AgentMemoryStore; set ttl=None")
             scope, namespace = self.area(op.namespace)
-            existing = self._entries(scope, namespace, op.key)
-            where = (scope, namespace)
             if op.value is None:
-                deletes.setdefault(where, []).extend({"id": e["id"]} for e in existing)
+                gone = [{"id": e["id"]} for e in self._entries(scope, namespace, op.key, legacy=True)]
+                writes.setdefault(("delete", scope, namespace), []).extend(gone)
                 continue
             content = json.dumps(dict(op.value), ensure_ascii=False, separators=(",", ":"))
-            tags = self._tags(scope, namespace, op.key)
-            if existing:
-                updates.setdefault(where, []).append({"id": existing[0]["id"], "content": content, "tags": tags})
-                deletes.setdefault(where, []).extend({"id": e["id"]} for e in existing[1:])
-            else:
-                creates.setdefault(where, []).append({"content": content, "tags": tags})
-        for action, groups in (("create", creates), ("update", updates), ("delete", deletes)):
-            for (scope, namespace), items in groups.items():
-                for chunk in MemoryLink.chunks(items):
-                    arguments: dict[str, Any] = {"action": action, "scope": scope, "namespace": namespace,
-                                                 "items": list(chunk)}
-                    if action == "create":
-                        arguments["layer"] = self._layer
-                    data = self._link.call_sync("memory_crud", arguments)
-                    errors = [e for e in data.get("errors") or []
-                              if not (action == "delete" and e.get("code") == "NOT_FOUND")]
-                    if errors:
-                        raise tool_error(errors[0])
+            writes.setdefault(("create", scope, namespace), []).append(
+                {"content": content, "tags": self._tags(scope, namespace, op.key), "key": op.key})
+        for (action, scope, namespace), items in writes.items():
+            for chunk in MemoryLink.chunks(items):
+                arguments: dict[str, Any] = {"action": action, "scope": scope, "namespace": namespace,
+                                             "items": list(chunk)}
+                if action == "create":
+                    arguments["layer"] = self._layer
+                data = self._link.call_sync("memory_crud", arguments)
+                errors = [e for e in data.get("errors") or []
+                          if not (action == "delete" and e.get("code") == "NOT_FOUND")]
+                if errors:
+                    raise tool_error(errors[0])
 
     # -- BaseStore --
 

@@ -28,7 +28,14 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
-from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, normalise_timestamp
+from agent_memory.core.rules import (
+    Limits,
+    check_confidence,
+    check_content,
+    check_key,
+    check_tags,
+    normalise_timestamp,
+)
 from agent_memory.core.sessions import check_session_id
 from agent_memory.core.text import check_text
 from agent_memory.core.visibility import namespace_area
@@ -122,6 +129,7 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         created_at=stamps["created_at"], updated_at=stamps["updated_at"], expires_at=stamps["expires_at"],
         version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
         promoted_from=r.promoted_from, compacted=r.compacted, superseded_by=r.superseded_by,
+        key=check_key(r.key),
     )
 
 
@@ -168,13 +176,19 @@ async def import_entries(settings: Settings, repo: EntryRepository, store: Opera
                 if tx.get(entry.id) is not None:
                     problems.append((number, f"id {entry.id} is already stored"))
                     continue
+                holder = tx.key_holder(entry) if entry.key is not None and not entry.conflict else None
+                if holder is not None:
+                    problems.append((number, f"key {entry.key!r} is already held by entry {holder} in "
+                                             f"{entry.scope.value} {entry.namespace}"))
+                    continue
                 tx.insert(entry)
                 tx.enqueue_vector(entry, "upsert")
                 tx.audit(AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5",
                                     tool="import", action="import", scope=entry.scope.value,
                                     namespace=entry.namespace, entry_id=entry.id, outcome="ok",
                                     details={"line": number}))
-            done = [entry.id for number, entry in batch if (number, f"id {entry.id} is already stored") not in problems]
+            failed = {number for number, _ in problems}
+            done = [entry.id for number, entry in batch if number not in failed]
             if done:
                 tx.mark_reflected(done, at)
             if problems and on_error == "abort":

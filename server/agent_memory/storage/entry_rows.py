@@ -13,8 +13,9 @@ from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
     "confidence", "layer", "created_at", "updated_at", "expires_at", "version", "etag", "conflict",
-    "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by",
+    "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by", "key",
 )
+_UPSERTED = ("content", "tags", "priority", "source", "confidence", "layer", "expires_at", "updated_at", "etag")
 _UPDATED = ("content", "tags", "priority", "confidence", "layer", "expires_at", "updated_at", "superseded_by")
 
 
@@ -28,6 +29,19 @@ def entry_statements(mark: str) -> tuple[str, str, str]:
     return select, insert, update
 
 
+def keyed_upsert(mark: str, not_conflict: str) -> str:
+    """INSERT of a keyed entry that, when a non-conflict entry of the same (scope, namespace, team)
+    holds its key, updates that entry instead (content and metadata, version + 1, the new etag),
+    returning the stored row: one statement, made atomic by the unique index on keys. In agent
+    scope only the owner's entry is updated (no row comes back when another owns the key)."""
+    _, insert, _ = entry_statements(mark)
+    changed = ", ".join(f"{c} = excluded.{c}" for c in _UPSERTED)
+    return (f"{insert} ON CONFLICT (scope, namespace, (COALESCE(team, '')), key) WHERE key IS NOT NULL AND "
+            f"{not_conflict} DO UPDATE SET {changed}, superseded_by = NULL, version = entries.version + 1 "
+            "WHERE entries.scope <> 'agent' OR entries.owner_agent_id = excluded.owner_agent_id "
+            f"RETURNING {', '.join(ENTRY_COLUMNS)}")
+
+
 def entry_values(entry: Entry, tags: Callable[[list[str]], object], flag: Callable[[bool], object]
                  ) -> tuple[object, ...]:
     """The INSERT's values, tags and flags stored as `tags` and `flag` make them."""
@@ -36,7 +50,7 @@ def entry_values(entry: Entry, tags: Callable[[list[str]], object], flag: Callab
         tags(list(entry.tags)), entry.priority.value, entry.source.value, entry.confidence,
         entry.layer.value, entry.created_at, entry.updated_at, entry.expires_at, entry.version,
         entry.etag, flag(entry.conflict), entry.conflict_of, entry.session_id, entry.promoted_from,
-        flag(entry.compacted), entry.superseded_by,
+        flag(entry.compacted), entry.superseded_by, entry.key,
     )
 
 
@@ -60,11 +74,11 @@ def entry_from(row: tuple[Any, ...], tags: tuple[str, ...], conflict: bool, comp
     """The Entry of a row selected in ENTRY_COLUMNS order, given its tags and flags decoded."""
     (entry_id, scope, namespace, team, owner, content, _, priority, source, confidence, layer,
      created_at, updated_at, expires_at, version, etag, _, conflict_of, session_id, promoted_from,
-     _, superseded_by) = row
+     _, superseded_by, key) = row
     return _entry((
         entry_id, _SCOPES[scope], namespace, team, owner, content, tags, _PRIORITIES[priority], _SOURCES[source],
         confidence, _LAYERS[layer], created_at, updated_at, expires_at, version, etag, conflict, conflict_of,
-        session_id, promoted_from, compacted, superseded_by,
+        session_id, promoted_from, compacted, superseded_by, key,
     ))
 
 

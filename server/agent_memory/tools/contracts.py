@@ -36,6 +36,9 @@ class CreateItem(StrictModel):
     layer: LayerName | None = Field(None, description="Required for team and global scope.")
     expires_at: str | None = Field(None, description="ISO-8601 expiry (or give ttl_seconds).")
     ttl_seconds: int | None = Field(None, gt=0)
+    key: str | None = Field(None, min_length=1, max_length=256,
+                            description="A stable name within (scope, namespace): creating a key already held "
+                                        "there updates that entry (version + 1, new etag; last write wins).")
 
 
 class ReadItem(StrictModel):
@@ -107,6 +110,7 @@ class CrudFilters(StrictModel):
     created_after: str | None = None
     created_before: str | None = None
     include_expired: bool = False
+    key: str | None = Field(None, min_length=1, max_length=256, description="list, read: the entry holding this key.")
 
 
 class MemoryCrudArgs(StrictModel):
@@ -157,6 +161,7 @@ class MemoryRecord(BaseModel):
     compacted: bool
     superseded_by: str | None = Field(None, description="The id of the later fact that changed this one "
                                                         "(kept and listable, left out of retrieval by default).")
+    key: str | None = Field(None, description="The entry's stable name within its scope and namespace, if any.")
 
 
 def _records_schema(schema: dict[str, Any]) -> None:

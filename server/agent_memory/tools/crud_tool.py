@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.crud import CrudService
-from agent_memory.core.errors import DomainError, InvalidParams, item_error
+from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
 from agent_memory.tools.contracts import (
     ITEM_MODELS,
@@ -31,11 +31,13 @@ Args:
         Required for team and global.
     layer: working | session | long_term | meta. Required to create in team/global scope;
         a filter for list.
-    items: up to 10. create: {content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?};
+    items: up to 10. create: {content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?,
+        key?}; a key (1-256 chars) names the entry within scope and namespace: creating a key already held
+        there updates that entry (version + 1; last write wins);
         read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?};
         delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?}.
     filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
-        created_after, created_before, include_expired}; read also accepts {ids}.
+        created_after, created_before, include_expired, key}; read also accepts {ids} or {key}.
     subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
     cursor: next_cursor from the previous page of the same list.
     limit: list page size, 1-100 (default 25).
@@ -47,7 +49,7 @@ your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 
 WRITE_ACTIONS = {"create", "update", "delete"}
 ITEM_SHAPES = {
-    "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?}",
+    "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?, key?}",
     "read": "{id}",
     "update": "{id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?}",
     "delete": "{id, if_match?}",
@@ -75,6 +77,8 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
         page = await crud.list(call, scope, namespace, _list_filters(args), args.cursor, args.limit,
                                subtree=args.subtree)
         return _payload([wire_record(e) for e in page.items], [], page.next_cursor)
+    if args.action == "read" and args.filters is not None and args.filters.key is not None:
+        return await _read_by_key(crud, call, scope, namespace, args)
     raw_items = _raw_items(args)
     handlers: dict[str, Callable[[Any], Awaitable[Entry]]] = {
         "create": lambda item: crud.create(call, scope, namespace, _new_entry(item, args)),
@@ -97,6 +101,19 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
                 raise
             errors.append(to_error_info(item_error(refused, index)).model_dump(mode="json"))
     return _payload(items, errors)
+
+
+async def _read_by_key(crud: CrudService, call: Call, scope: Scope, namespace: str, args: MemoryCrudArgs
+                       ) -> dict[str, Any]:
+    """`read` with `filters.key`: the entry holding the key here, or a NOT_FOUND item error."""
+    if args.items or (args.filters is not None and args.filters.ids is not None):
+        raise InvalidParams("read takes items, filters.ids or filters.key: send one of them", field="filters.key")
+    key = args.filters.key if args.filters is not None else None
+    page = await crud.list(call, scope, namespace, ListFilters(key=key), None, 1)
+    if page.items:
+        return _payload([wire_record(page.items[0])], [])
+    missing = NotFound(f"no entry holds key {key!r} in {scope.value} namespace {namespace}", key=key)
+    return _payload([], [to_error_info(item_error(missing, 0)).model_dump(mode="json")])
 
 
 def _check_argument_combination(args: MemoryCrudArgs) -> None:
@@ -153,6 +170,7 @@ def _list_filters(args: MemoryCrudArgs) -> ListFilters:
         created_after=f.created_after,
         created_before=f.created_before,
         include_expired=f.include_expired,
+        key=f.key,
     )
 
 
@@ -167,6 +185,7 @@ def _new_entry(item: CreateItem, args: MemoryCrudArgs) -> NewEntry:
         layer=Layer(layer) if layer else None,
         expires_at=item.expires_at,
         ttl_seconds=item.ttl_seconds,
+        key=item.key,
     )
 
 

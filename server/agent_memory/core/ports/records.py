@@ -22,6 +22,17 @@ class WriteTransaction(Protocol):
 
     def insert(self, entry: Entry) -> None: ...
 
+    def upsert_keyed(self, entry: Entry) -> Entry | None:
+        """Insert `entry` (which has a key) or, when a non-conflict entry of its (scope, namespace,
+        team) holds that key, update that one instead (version + 1, `entry`'s etag): one statement,
+        atomic through the unique index on keys. Returns the stored entry; None when the holder is
+        another agent's agent-scope entry (nothing changed)."""
+        ...
+
+    def key_holder(self, entry: Entry) -> str | None:
+        """The id of the non-conflict entry holding `entry`'s key in its (scope, namespace, team)."""
+        ...
+
     def replace(self, entry: Entry, *, expected_etag: str) -> bool:
         """Compare-and-swap: store `entry` only if the stored etag is still `expected_etag`
         (and its version is `entry.version - 1`)."""

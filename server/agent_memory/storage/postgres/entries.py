@@ -21,8 +21,10 @@ from agent_memory.storage.postgres.audit import INSERT_AUDIT, audit_params
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.rows import (
     INSERT_ENTRY,
+    KEY_HOLDER,
     SELECT_ENTRY,
     UPDATE_ENTRY,
+    UPSERT_KEYED,
     entry_params,
     row_to_entry,
     update_params,
@@ -54,6 +56,20 @@ class PostgresWriteTransaction:
     def insert(self, entry: Entry) -> None:
         self._conn.execute(INSERT_ENTRY, entry_params(entry))
         self.inserted_into.add((entry.scope.value, entry.namespace))
+
+    def upsert_keyed(self, entry: Entry) -> Entry | None:
+        row = self._conn.execute(UPSERT_KEYED, entry_params(entry)).fetchone()
+        if row is None:
+            return None
+        stored = row_to_entry(row)
+        if stored.id == entry.id:
+            self.inserted_into.add((entry.scope.value, entry.namespace))
+        return stored
+
+    def key_holder(self, entry: Entry) -> str | None:
+        row = self._conn.execute(KEY_HOLDER, (entry.scope.value, entry.namespace, entry.team or "",
+                                              entry.key)).fetchone()
+        return str(row[0]) if row is not None else None
 
     def replace(self, entry: Entry, *, expected_etag: str) -> bool:
         return self._conn.execute(UPDATE_ENTRY, update_params(entry, expected_etag)).rowcount == 1
@@ -184,6 +200,7 @@ def build_list_sql(query: ListQuery, after: Position | None, limit: int, *, area
         ("priority", f.priority.value if f.priority else None),
         ("owner_agent_id", f.owner_agent_id),
         ("session_id", f.session_id),
+        ("key", f.key),
     ):
         if value is not None:
             where.append(f"{column} = %s")

@@ -212,6 +212,23 @@ def _m007_entry_vectors(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX entry_vectors_nearest ON entry_vectors USING hnsw (embedding vector_cosine_ops)")
 
 
+def _m012_entry_keys(conn: psycopg.Connection) -> None:
+    # A stable name an entry is written by (memory_crud create's `key`, the LangGraph store's keys):
+    # one entry per key in each place, so racing writers of a key update it instead of adding one.
+    conn.execute('ALTER TABLE entries ADD COLUMN key TEXT COLLATE "C"')
+    # Items the LangGraph store wrote before kept their key as a tag `lg-key:<key>`: the newest
+    # (what it read back) takes the key; older duplicates, which racing puts left, stay unkeyed.
+    conn.execute(
+        "WITH tagged AS (SELECT id, scope, namespace, COALESCE(team, '') AS team, created_at, "
+        "(SELECT MIN(substr(t, 8)) FROM unnest(entries.tags) AS t WHERE left(t, 7) = 'lg-key:') AS k "
+        "FROM entries WHERE NOT conflict AND 'langgraph' = ANY(tags)), "
+        "ranked AS (SELECT id, k, ROW_NUMBER() OVER (PARTITION BY scope, namespace, team, k "
+        "ORDER BY created_at DESC, id DESC) AS n FROM tagged WHERE k <> '') "
+        "UPDATE entries SET key = ranked.k FROM ranked WHERE ranked.id = entries.id AND ranked.n = 1")
+    conn.execute("CREATE UNIQUE INDEX entries_by_key ON entries (scope, namespace, (COALESCE(team, '')), key) "
+                 "WHERE key IS NOT NULL AND NOT conflict")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_audit", _m002_audit),
@@ -224,6 +241,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("009_vector_outbox_by_entry", m009_vector_outbox_by_entry),
     ("010_vector_outbox_vacuum", m010_vector_outbox_vacuum),
     ("011_tokens", m011_tokens),  # issued tokens and revocations (storage/postgres/tokens.py)
+    ("012_entry_keys", _m012_entry_keys),
 )
 
 

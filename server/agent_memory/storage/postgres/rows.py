@@ -6,12 +6,22 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.core.models import Entry
-from agent_memory.storage.entry_rows import ENTRY_COLUMNS, entry_from, entry_statements, entry_values, update_values
+from agent_memory.storage.entry_rows import (
+    ENTRY_COLUMNS,
+    entry_from,
+    entry_statements,
+    entry_values,
+    keyed_upsert,
+    update_values,
+)
 
-__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "SELECT_ENTRY", "UPDATE_ENTRY", "entry_params", "row_to_entry",
-           "update_params"]
+__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDATE_ENTRY", "UPSERT_KEYED",
+           "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("%s")
+UPSERT_KEYED = keyed_upsert("%s", "NOT conflict")
+KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = %s AND namespace = %s "
+              f"AND COALESCE(team, '') = %s AND key = %s AND NOT conflict")
 _TAGS, _CONFLICT, _COMPACTED = (ENTRY_COLUMNS.index(c) for c in ("tags", "conflict", "compacted"))
 
 

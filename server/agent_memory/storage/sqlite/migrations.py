@@ -205,6 +205,25 @@ def _m014_storable_tags(conn: sqlite3.Connection) -> None:
                      (json.dumps([storable(tag) for tag in decoded]), entry_id))
 
 
+def _m015_entry_keys(conn: sqlite3.Connection) -> None:
+    # A stable name an entry is written by (memory_crud create's `key`, the LangGraph store's keys):
+    # one entry per key in each place, so racing writers of a key update it instead of adding one.
+    conn.execute("ALTER TABLE entries ADD COLUMN key TEXT")
+    # Items the LangGraph store wrote before kept their key as a tag `lg-key:<key>`: the newest
+    # (what it read back) takes the key; older duplicates, which racing puts left, stay unkeyed.
+    conn.execute(
+        "WITH tagged AS (SELECT id, scope, namespace, COALESCE(team, '') AS team, created_at, "
+        "(SELECT MIN(substr(value, 8)) FROM json_each(entries.tags) WHERE substr(value, 1, 7) = 'lg-key:') AS k "
+        "FROM entries WHERE conflict = 0 "
+        "AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE value = 'langgraph')), "
+        "ranked AS (SELECT id, k, ROW_NUMBER() OVER (PARTITION BY scope, namespace, team, k "
+        "ORDER BY created_at DESC, id DESC) AS n FROM tagged WHERE k <> '') "
+        "UPDATE entries SET key = (SELECT k FROM ranked WHERE ranked.id = entries.id) "
+        "WHERE id IN (SELECT id FROM ranked WHERE n = 1)")
+    conn.execute("CREATE UNIQUE INDEX entries_by_key ON entries (scope, namespace, COALESCE(team, ''), key) "
+                 "WHERE key IS NOT NULL AND conflict = 0")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -220,6 +239,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("012_audit_by_entry", _m012_audit_by_entry),
     ("013_tokens", m013_tokens),  # issued tokens and revocations (storage/sqlite/tokens.py)
     ("014_storable_tags", _m014_storable_tags),
+    ("015_entry_keys", _m015_entry_keys),
 )
 
 

@@ -7,12 +7,22 @@ import json
 from typing import Any
 
 from agent_memory.core.models import Entry
-from agent_memory.storage.entry_rows import ENTRY_COLUMNS, entry_from, entry_statements, entry_values, update_values
+from agent_memory.storage.entry_rows import (
+    ENTRY_COLUMNS,
+    entry_from,
+    entry_statements,
+    entry_values,
+    keyed_upsert,
+    update_values,
+)
 
-__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "SELECT_ENTRY", "UPDATE_ENTRY", "entry_params", "row_to_entry",
-           "update_params"]
+__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDATE_ENTRY", "UPSERT_KEYED",
+           "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("?")
+UPSERT_KEYED = keyed_upsert("?", "conflict = 0")
+KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = ? AND namespace = ? "
+              f"AND COALESCE(team, '') = ? AND key = ? AND conflict = 0")
 _TAGS, _CONFLICT, _COMPACTED = (ENTRY_COLUMNS.index(c) for c in ("tags", "conflict", "compacted"))
 
 
