@@ -133,10 +133,11 @@ class BufferedAuditLog:
         for index, event in enumerate(batch):
             try:
                 await self._write([event])
-            except self.row_errors as exc:
-                if storage_reason(exc) is None:
+            except self.store_errors as exc:
+                if isinstance(exc, self.row_errors) and storage_reason(exc) is None:
                     refused.append((event, exc))
                     continue
+                # Written ones stay written: only the rest goes back, never a second copy.
                 self._pending[:0] = [e for e, _ in refused] + batch[index:]
                 self._apart = True
                 raise
@@ -155,7 +156,7 @@ class BufferedAuditLog:
         marker = dataclasses.replace(marker, scope=None, namespace=None, entry_id=None)
         try:
             await self._write([marker])
-        except self.row_errors:
+        except self.store_errors:  # the event itself cannot be stored: never retried, so counted
             self._dropped[(marker.action, marker.outcome)] += 1
 
     def trouble(self) -> str | None:
