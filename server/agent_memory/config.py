@@ -19,23 +19,11 @@ from agent_memory.core.identity import parse_identity
 from agent_memory.core.models import Caller, Skill
 from agent_memory.setting_values import (
     boolean as _bool,
-)
-from agent_memory.setting_values import (
     choice as _choice,
-)
-from agent_memory.setting_values import (
     float_between as _float_between,
-)
-from agent_memory.setting_values import (
     int_between as _int_between,
-)
-from agent_memory.setting_values import (
     postgres_url as _postgres_url,
-)
-from agent_memory.setting_values import (
     setting as _setting,
-)
-from agent_memory.setting_values import (
     text as _text,
 )
 
