@@ -98,6 +98,12 @@ def new_store(request: pytest.FixtureRequest) -> Callable[[], dict[str, object]]
     return postgres
 
 
+# On PostgreSQL the connection pool's threads use the `random` module (retry jitter) while an
+# example is drawn: Hypothesis would take that for a strategy using it.
+POOL_USES_RANDOM = pytest.mark.filterwarnings(
+    "ignore:Do not use the `random` module inside strategies:hypothesis.errors.HypothesisDeprecationWarning")
+
+
 def fuzz(store: dict[str, object]) -> settings:
     return settings(FUZZ, max_examples=PG_EXAMPLES) if store.get("backend") == "postgres" else FUZZ
 
@@ -815,6 +821,7 @@ def _report_outcomes() -> Iterator[None]:
 CALLER_NAMES = st.sampled_from([LAUNCH, LAUNCH, "alice", "bob", "root", "carol", "dave", "eve"])
 
 
+@POOL_USES_RANDOM
 def test_fuzz_memory_crud(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
     # small namespaces and a frequent pruner: entries disappear under the fuzzer's feet
     store = new_store()
@@ -836,6 +843,7 @@ def test_fuzz_memory_crud(tmp_path: Path, new_store: Callable[[], dict[str, obje
         run()
 
 
+@POOL_USES_RANDOM
 def test_fuzz_memory_retrieve(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
     store = new_store()
     with watching_logs() as logs, serving(tmp_path, vector_backend="chroma", **store) as driver:
@@ -858,6 +866,7 @@ def test_fuzz_memory_retrieve(tmp_path: Path, new_store: Callable[[], dict[str, 
         run()
 
 
+@POOL_USES_RANDOM
 def test_fuzz_memory_reflect(tmp_path: Path, new_store: Callable[[], dict[str, object]]) -> None:
     # Two servers: a legacy session that can be sampled, so the client's (fuzzed) model answers are
     # input too; and a 2026-07-28 session, whose client sends more of what the legacy client
