@@ -109,18 +109,18 @@ class ReflectionService:
 
     async def reflect(self, call: Call, session_id: str, *, facts: list[str] | None = None,
                       rules: list[str] | None = None, distiller: Distiller | None = None,
-                      max_items: int | None = None) -> Reflection:
+                      max_items: int | None = None, namespace: str | None = None) -> Reflection:
         check_session_id(session_id)
         limit = self._max_items if max_items is None else max_items
         if not 1 <= limit <= 100:
             raise InvalidParams("max_items must be between 1 and 100", field="max_items")
         supplied = self._supplied(facts or [], rules or [], limit)
-        namespace = await self._sessions.authorize(call)
-        key = session_key(call, session_id)
+        namespace = await self._sessions.authorize(call, namespace)
+        key = session_key(call, session_id, namespace)
         mark = await self._store.reflection_mark(key)
         new_turns = await self._store.session_turns(key, after=mark)
         turns = [turn_of(entry) for _, entry in new_turns]
-        existing = await self._store.reflections(call.caller.agent_id, call.caller.team)
+        existing = await self._store.reflections(call.caller.agent_id, call.caller.team, key.namespace)
         engine, fallback = "supplied", None
         if supplied:
             insights = supplied
@@ -249,7 +249,7 @@ class ReflectionService:
             caller = Caller(agent_id=ref.owner_agent_id, system_type=SystemType.SYS1, team=ref.team)
             call = Call(caller=caller, request_id=new_request_id(), tool="memory_reflect", action="reflect")
             try:
-                result = await self.reflect(call, ref.session_id)
+                result = await self.reflect(call, ref.session_id, namespace=ref.namespace)
             except Conflict:
                 continue  # another process reflected it first
             except DomainError as exc:  # one bad session (an imported oddity) must not stop the rest

@@ -26,7 +26,7 @@ from agent_memory.core.extract import ROLES, Turn
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
-from agent_memory.core.rules import normalise_timestamp
+from agent_memory.core.rules import check_namespace, normalise_timestamp
 from agent_memory.core.summary import Rarity, chunk, summarise
 
 MAX_TURNS_PER_CALL = 100
@@ -70,8 +70,9 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-def session_key(call: Call, session_id: str) -> SessionKey:
-    return SessionKey(agent_id=call.caller.agent_id, team=call.caller.team, session_id=session_id)
+def session_key(call: Call, session_id: str, namespace: str | None = None) -> SessionKey:
+    home = "" if namespace in (None, call.caller.agent_id) else namespace
+    return SessionKey(agent_id=call.caller.agent_id, team=call.caller.team, session_id=session_id, namespace=home)
 
 
 def turn_of(entry: Entry) -> Turn:
@@ -88,9 +89,14 @@ class SessionService:
         self._limits = limits
         self._clock = clock
 
-    async def authorize(self, call: Call) -> str:
-        """Sessions live in the caller's own agent namespace; returns it."""
-        namespace = call.caller.agent_id
+    async def authorize(self, call: Call, namespace: str | None = None) -> str:
+        """Sessions live in the caller's own agent memory: its id, or `namespace` under it (a
+        project's `<agent_id>/<project>`); returns the namespace.
+
+        Raises:
+            InvalidParams: a malformed namespace.
+            Forbidden: a namespace that is not the caller's own (audited)."""
+        namespace = call.caller.agent_id if namespace is None else check_namespace(namespace)
         try:
             permissions.require(call.caller, Access.WRITE, Scope.AGENT, namespace)
         except Forbidden:
@@ -99,7 +105,7 @@ class SessionService:
             raise
         return namespace
 
-    async def log(self, call: Call, session_id: str, turns: list[Turn]) -> Logged:
+    async def log(self, call: Call, session_id: str, turns: list[Turn], namespace: str | None = None) -> Logged:
         if not self._limits.logging:
             raise NotImplementedByBackend("session logging is switched off (session_logging = false); the "
                                           "operator turns it on with MEMORY_SESSION_LOGGING=1",
@@ -111,7 +117,7 @@ class SessionService:
             raise InvalidParams(f"at most {MAX_TURNS_PER_CALL} turns per call; got {len(turns)}: split them over "
                                 "several log calls",
                                 field="turns", limit=MAX_TURNS_PER_CALL)
-        namespace = await self.authorize(call)
+        namespace = await self.authorize(call, namespace)
         now = format_ts(self._clock())
         entries, truncated = [], []
         for index, turn in enumerate(turns):
@@ -131,8 +137,8 @@ class SessionService:
         await self._store.transact(work)
         compaction = None
         threshold = self._limits.compaction_threshold_chars
-        if threshold and await self._store.uncompacted_chars(session_key(call, session_id)) > threshold:
-            compaction = await self.compact(call, session_id)
+        if threshold and await self._store.uncompacted_chars(session_key(call, session_id, namespace)) > threshold:
+            compaction = await self.compact(call, session_id, namespace=namespace)
         return Logged(entries, truncated, compaction)
 
     def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, index: int,
@@ -158,13 +164,14 @@ class SessionService:
         )
         return entry, cut
 
-    async def compact(self, call: Call, session_id: str, keep_recent: int | None = None) -> Compaction:
+    async def compact(self, call: Call, session_id: str, keep_recent: int | None = None,
+                      namespace: str | None = None) -> Compaction:
         check_session_id(session_id)
-        namespace = await self.authorize(call)
+        namespace = await self.authorize(call, namespace)
         keep = self._limits.keep_recent if keep_recent is None else keep_recent
         if keep < 0:
             raise InvalidParams("keep_recent must be 0 or more", field="keep_recent")
-        key = session_key(call, session_id)
+        key = session_key(call, session_id, namespace)
         # Positions in the session continue after the turns earlier compactions covered; read
         # again if another compaction committed meanwhile, so the turns and their positions agree.
         for _ in range(3):

@@ -73,9 +73,10 @@ def listing_area(caller: Caller, scope: Scope, namespace: str, *, subtree: bool 
     return Area(scope, namespace, subtree=subtree)
 
 
-def session_area(agent_id: str, team: str) -> Area:
-    """An agent's own session memory: its namespace exactly, entries it owns in that team."""
-    return Area(Scope.AGENT, agent_id, owner=agent_id, team=team)
+def session_area(agent_id: str, team: str, namespace: str = "") -> Area:
+    """An agent's own session memory: its namespace (its id, or `namespace` under it) exactly,
+    entries it owns in that team."""
+    return Area(Scope.AGENT, namespace or agent_id, owner=agent_id, team=team)
 
 
 def namespace_area(scope: Scope | None, namespace: str | None, *, cascade: bool = False) -> Area:

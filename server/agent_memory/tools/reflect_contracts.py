@@ -23,6 +23,10 @@ class MemoryReflectArgs(StrictModel):
 
     action: Literal["log", "compact", "reflect"]
     session_id: str = Field(min_length=1, max_length=128)
+    namespace: str | None = Field(None, max_length=512,
+                                  description="Where in your agent memory the session and what it distils live: "
+                                              "your agent id (default) or a namespace under it, e.g. "
+                                              "<agent_id>/<project>.")
     turns: list[TurnArg] | None = Field(None, description="log: the turns to append (at most 100).")
     facts: list[str] | None = Field(None, max_length=100, description="reflect: facts you distilled yourself.")
     rules: list[str] | None = Field(None, max_length=100, description="reflect: rules you distilled yourself.")

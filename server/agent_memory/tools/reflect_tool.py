@@ -16,7 +16,8 @@ from agent_memory.tools.sampling import sampling_distiller
 
 DESCRIPTION = """Keep a session's history and turn it into lasting memory.
 
-Actions (all in your own agent memory, for one session_id):
+Actions (all in your own agent memory, for one session_id; namespace: your agent id by default, or
+a namespace under it such as <agent_id>/<project> to keep a project's sessions and facts apart):
     log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call).
         Long turns are cut to the session cap; a session that grows past the compaction threshold is
         compacted automatically.
@@ -51,20 +52,20 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
             raise InvalidParams("log needs turns: [{role: user|assistant|tool|system, content, name?, at?}]",
                                 field="turns")
         turns = [Turn(role=t.role, content=t.content, name=t.name, at=t.at) for t in args.turns]
-        logged = await sessions.log(call, args.session_id, turns)
+        logged = await sessions.log(call, args.session_id, turns, namespace=args.namespace)
         result.update(items=[wire_record(e) for e in logged.entries], turns_processed=len(logged.entries),
                       truncated=logged.truncated)
         if logged.compaction is not None and logged.compaction.summary is not None:
             result.update(compacted=len(logged.compaction.compacted_ids), summary_id=logged.compaction.summary.id)
     elif args.action == "compact":
-        compaction = await sessions.compact(call, args.session_id, args.keep_recent)
+        compaction = await sessions.compact(call, args.session_id, args.keep_recent, namespace=args.namespace)
         if compaction.summary is not None:
             result.update(items=[wire_record(e) for e in compaction.summaries], compacted=len(compaction.compacted_ids),
                           summary_id=compaction.summary.id)
     else:
         distiller = sampling_distiller(ctx) if args.use_sampling and ctx is not None else None
         done = await reflection.reflect(call, args.session_id, facts=args.facts, rules=args.rules,
-                                        distiller=distiller, max_items=args.max_items)
+                                        distiller=distiller, max_items=args.max_items, namespace=args.namespace)
         result.update(items=[wire_record(e) for e in done.entries], engine=done.engine,
                       fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids,
                       superseded_ids=done.superseded_ids, consolidation=done.consolidation, degraded=done.degraded)

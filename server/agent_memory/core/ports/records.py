@@ -81,12 +81,19 @@ class AuditSink(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:
-    """One session of one agent in one team: its turns live in the agent's own namespace, owned by
-    that agent, in that team (an agent id reused in another team never sees them)."""
+    """One session of one agent in one team: its turns live in the agent's own namespace (its id,
+    or a namespace under it such as a project's `<agent_id>/<project>`), owned by that agent, in
+    that team (an agent id reused in another team never sees them)."""
 
     agent_id: str
     team: str
     session_id: str
+    namespace: str = ""  # empty: the agent's id
+
+    @property
+    def home(self) -> str:
+        """The namespace the session's turns, summaries and reflections live in."""
+        return self.namespace or self.agent_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +143,7 @@ class SessionStore(Protocol):
 
     async def reflection_mark(self, key: SessionKey) -> Mark: ...
 
-    async def reflections(self, agent_id: str, team: str) -> list[Entry]:
+    async def reflections(self, agent_id: str, team: str, namespace: str = "") -> list[Entry]:
         """Facts and rules earlier reflections stored in the agent namespace (for de-duplication)."""
         ...
 

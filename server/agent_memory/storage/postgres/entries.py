@@ -110,18 +110,18 @@ class PostgresWriteTransaction:
         # (`turn_seq`, storage/postgres/turn_numbers.py), which commit in order.
         row = self._conn.execute(
             "SELECT last_turn FROM reflection_marks WHERE namespace = %s AND team = %s AND session_id = %s "
-            "FOR UPDATE", (key.agent_id, key.team, key.session_id)).fetchone()
+            "FOR UPDATE", (key.home, key.team, key.session_id)).fetchone()
         if (row[0] if row else 0) != expected:
             return False
         if row is None:
             return self._conn.execute(
                 "INSERT INTO reflection_marks (namespace, team, session_id, last_turn, reflected_at) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (key.agent_id, key.team, key.session_id, new, at)).rowcount == 1
+                (key.home, key.team, key.session_id, new, at)).rowcount == 1
         self._conn.execute(
             "UPDATE reflection_marks SET last_turn = %s, reflected_at = %s "
             "WHERE namespace = %s AND team = %s AND session_id = %s",
-            (new, at, key.agent_id, key.team, key.session_id))
+            (new, at, key.home, key.team, key.session_id))
         return True
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
@@ -178,6 +178,14 @@ class PostgresEntryRepository:
     async def list_page(self, query: ListQuery, after: Position | None, limit: int) -> list[Entry]:
         sql, params = build_list_sql(query, after, limit)
         rows = await self._db.read(lambda conn: conn.execute(sql, params).fetchall())
+        return [row_to_entry(row) for row in rows]
+
+    async def superseded_facts(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """`LineageStore`: the entries whose `superseded_by` is one of `entry_ids` (index 013)."""
+        if not entry_ids:
+            return []
+        rows = await self._db.read(lambda conn: conn.execute(
+            f"{SELECT_ENTRY} WHERE superseded_by = ANY(%s) ORDER BY created_at, id", (list(entry_ids),)).fetchall())
         return [row_to_entry(row) for row in rows]
 
 

@@ -27,12 +27,12 @@ _SUMMARY = "session_id = %s AND layer = 'session' AND source = 'reflection'"
 _NUMBER = re.compile(r"\d+")
 
 
-def _mine(agent_id: str, team: str) -> tuple[str, list[object]]:
-    return area_clause([session_area(agent_id, team)])
+def _mine(agent_id: str, team: str, namespace: str = "") -> tuple[str, list[object]]:
+    return area_clause([session_area(agent_id, team, namespace)])
 
 
 def _turns(key: SessionKey) -> tuple[str, list[object]]:
-    mine, params = _mine(key.agent_id, key.team)
+    mine, params = _mine(key.agent_id, key.team, key.namespace)
     return f"{mine} AND {_TURN}", [*params, key.session_id]
 
 
@@ -59,7 +59,7 @@ class PostgresSessionStore(PostgresEntryRepository):
 
     async def compacted_through(self, key: SessionKey) -> int:
         turns, params = _turns(key)
-        mine, mine_params = _mine(key.agent_id, key.team)
+        mine, mine_params = _mine(key.agent_id, key.team, key.namespace)
 
         def read(conn: psycopg.Connection) -> tuple[int, list[list[str]]]:
             counted = conn.execute(f"SELECT COUNT(*) FROM entries WHERE {turns} AND compacted", params).fetchone()
@@ -77,11 +77,11 @@ class PostgresSessionStore(PostgresEntryRepository):
     async def reflection_mark(self, key: SessionKey) -> Mark:
         row = await self._db.read(lambda conn: conn.execute(
             "SELECT last_turn, reflected_at FROM reflection_marks WHERE namespace = %s AND team = %s "
-            "AND session_id = %s", (key.agent_id, key.team, key.session_id)).fetchone())
+            "AND session_id = %s", (key.home, key.team, key.session_id)).fetchone())
         return Mark(int(row[0]), row[1]) if row else Mark()
 
-    async def reflections(self, agent_id: str, team: str) -> list[Entry]:
-        mine, params = _mine(agent_id, team)
+    async def reflections(self, agent_id: str, team: str, namespace: str = "") -> list[Entry]:
+        mine, params = _mine(agent_id, team, namespace)
         rows = await self._db.read(lambda conn: conn.execute(
             f"SELECT {_COLUMNS} FROM entries WHERE {mine} AND source = 'reflection' "
             "AND layer IN ('long_term', 'meta') AND NOT conflict AND superseded_by IS NULL "
@@ -90,11 +90,14 @@ class PostgresSessionStore(PostgresEntryRepository):
 
     async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:
         rows = await self._db.read(lambda conn: conn.execute(
-            "SELECT e.namespace, e.team, e.session_id FROM entries e LEFT JOIN reflection_marks m "
+            "SELECT e.namespace, e.team, e.session_id, MIN(e.owner_agent_id) FROM entries e "
+            "LEFT JOIN reflection_marks m "
             "ON m.namespace = e.namespace AND m.team = e.team AND m.session_id = e.session_id "
             "WHERE e.scope = 'agent' AND e.session_id IS NOT NULL AND e.layer = 'session' "
-            "AND e.source <> 'reflection' AND NOT e.conflict AND e.owner_agent_id = e.namespace "
+            "AND e.source <> 'reflection' AND NOT e.conflict "
+            "AND (e.owner_agent_id = e.namespace "
+            "OR substr(e.namespace, 1, length(e.owner_agent_id) + 1) = e.owner_agent_id || '/') "
             "AND e.team IS NOT NULL GROUP BY e.namespace, e.team, e.session_id "
             "HAVING MAX(e.turn_seq) > COALESCE(MAX(m.last_turn), 0) "
             "ORDER BY MAX(e.seq) LIMIT %s", (limit,)).fetchall())
-        return [SessionRef(namespace=r[0], session_id=r[2], owner_agent_id=r[0], team=r[1]) for r in rows]
+        return [SessionRef(namespace=r[0], session_id=r[2], owner_agent_id=r[3], team=r[1]) for r in rows]

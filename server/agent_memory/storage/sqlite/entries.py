@@ -97,14 +97,14 @@ class SqliteWriteTransaction:
     def move_reflection_mark(self, key: SessionKey, expected: int, new: int, at: str) -> bool:
         row = self._conn.execute(
             "SELECT last_rowid FROM reflection_marks WHERE namespace = ? AND team = ? AND session_id = ?",
-            (key.agent_id, key.team, key.session_id)).fetchone()
+            (key.home, key.team, key.session_id)).fetchone()
         if (row[0] if row else 0) != expected:
             return False
         self._conn.execute(
             "INSERT INTO reflection_marks (namespace, team, session_id, last_rowid, reflected_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, team, session_id) DO UPDATE SET "
             "last_rowid = excluded.last_rowid, reflected_at = excluded.reflected_at",
-            (key.agent_id, key.team, key.session_id, new, at))
+            (key.home, key.team, key.session_id, new, at))
         return True
 
     def enqueue_vector(self, entry: Entry, op: str) -> None:
@@ -180,6 +180,16 @@ class SqliteEntryRepository:
         sql, params = build_list_sql(query, after, limit)
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(sql, params)
+        return [row_to_entry(row) for row in rows]
+
+    async def superseded_facts(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """`LineageStore`: the entries whose `superseded_by` is one of `entry_ids` (index 016)."""
+        if not entry_ids:
+            return []
+        marks = ", ".join("?" for _ in entry_ids)
+        async with self._db.reading() as conn:
+            rows = await conn.execute_fetchall(
+                f"{SELECT_ENTRY} WHERE superseded_by IN ({marks}) ORDER BY created_at, id", tuple(entry_ids))
         return [row_to_entry(row) for row in rows]
 
 

@@ -23,12 +23,12 @@ _SUMMARY = "session_id = ? AND layer = 'session' AND source = 'reflection'"
 _NUMBER = re.compile(r"\d+")
 
 
-def _mine(agent_id: str, team: str) -> tuple[str, list[object]]:
-    return area_clause([session_area(agent_id, team)])
+def _mine(agent_id: str, team: str, namespace: str = "") -> tuple[str, list[object]]:
+    return area_clause([session_area(agent_id, team, namespace)])
 
 
 def _turns(key: SessionKey) -> tuple[str, list[object]]:
-    mine, params = _mine(key.agent_id, key.team)
+    mine, params = _mine(key.agent_id, key.team, key.namespace)
     return f"{mine} AND {_TURN}", [*params, key.session_id]
 
 
@@ -57,7 +57,7 @@ class SqliteSessionStore(SqliteEntryRepository):
 
     async def compacted_through(self, key: SessionKey) -> int:
         turns, params = _turns(key)
-        mine, mine_params = _mine(key.agent_id, key.team)
+        mine, mine_params = _mine(key.agent_id, key.team, key.namespace)
         async with self._db.reading() as conn:
             counted = list(await conn.execute_fetchall(
                 f"SELECT COUNT(*) FROM entries WHERE {turns} AND compacted = 1", params))
@@ -74,11 +74,11 @@ class SqliteSessionStore(SqliteEntryRepository):
         async with self._db.reading() as conn:
             rows = list(await conn.execute_fetchall(
                 "SELECT last_rowid, reflected_at FROM reflection_marks WHERE namespace = ? AND team = ? "
-                "AND session_id = ?", [key.agent_id, key.team, key.session_id]))
+                "AND session_id = ?", [key.home, key.team, key.session_id]))
         return Mark(int(rows[0][0]), rows[0][1]) if rows else Mark()
 
-    async def reflections(self, agent_id: str, team: str) -> list[Entry]:
-        mine, params = _mine(agent_id, team)
+    async def reflections(self, agent_id: str, team: str, namespace: str = "") -> list[Entry]:
+        mine, params = _mine(agent_id, team, namespace)
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(
                 f"SELECT {_COLUMNS} FROM entries WHERE {mine} AND source = 'reflection' "
@@ -89,12 +89,15 @@ class SqliteSessionStore(SqliteEntryRepository):
     async def sessions_to_reflect(self, limit: int) -> list[SessionRef]:
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(
-                "SELECT e.namespace, e.team, e.session_id FROM entries e LEFT JOIN reflection_marks m "
+                "SELECT e.namespace, e.team, e.session_id, MIN(e.owner_agent_id) FROM entries e "
+                "LEFT JOIN reflection_marks m "
                 "ON m.namespace = e.namespace AND m.team = e.team AND m.session_id = e.session_id "
                 "WHERE e.scope = 'agent' AND e.session_id IS NOT NULL AND e.layer = 'session' "
-                "AND e.source != 'reflection' AND e.conflict = 0 AND e.owner_agent_id = e.namespace "
+                "AND e.source != 'reflection' AND e.conflict = 0 "
+                "AND (e.owner_agent_id = e.namespace "
+                "OR substr(e.namespace, 1, length(e.owner_agent_id) + 1) = e.owner_agent_id || '/') "
                 "AND e.team IS NOT NULL GROUP BY e.namespace, e.team, e.session_id "
                 "HAVING MAX(e.rowid) > COALESCE(MAX(m.last_rowid), 0) "
                 "OR MAX(e.updated_at) > COALESCE(MAX(m.reflected_at), '') "
                 "ORDER BY MAX(e.rowid) LIMIT ?", (limit,))
-        return [SessionRef(namespace=r[0], session_id=r[2], owner_agent_id=r[0], team=r[1]) for r in rows]
+        return [SessionRef(namespace=r[0], session_id=r[2], owner_agent_id=r[3], team=r[1]) for r in rows]
