@@ -1,5 +1,5 @@
 """`agent-memory setup HOST`: the MCP host configuration that launches this installation, printed
-or merged into the host's own file."""
+or merged into the host's own file (hosts with hooks: host_hooks.py)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ HOSTS = {
     "claude-desktop": Host("Claude Desktop", "mcpServers", "claude-desktop", stdio_type=False),
     "vscode": Host("VS Code", "servers", "vscode-copilot", stdio_type=True),
     "cursor": Host("Cursor", "mcpServers", "cursor", stdio_type=False),
+    # Hosts whose hooks run `agent-memory hook HOST` too; their files are in host_hooks.py.
+    "claude-code": Host("Claude Code", "mcpServers", "claude-code", stdio_type=True),
+    "gemini-cli": Host("Gemini CLI", "mcpServers", "gemini-cli", stdio_type=False),
 }
 
 
@@ -51,17 +54,24 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "agent-memory command and the launch identity. With --write, merges it into the host's file "
                     "(Claude Desktop: its claude_desktop_config.json; VS Code: .vscode/mcp.json in the current "
                     "directory; Cursor: ~/.cursor/mcp.json), keeping the other servers and backing the file up "
-                    "first. Exit codes: 0 done, 1 the file cannot be read or written, 2 invalid arguments.")
+                    "first. Claude Code and Gemini CLI also get hooks running `agent-memory hook HOST` (project "
+                    "scope: .mcp.json and .claude/settings.json, or .gemini/settings.json, in the current directory; "
+                    "user scope: ~/.claude.json and ~/.claude/settings.json, or ~/.gemini/settings.json). "
+                    "Exit codes: 0 done, 1 a file cannot be read or written, 2 invalid arguments.")
     setup.add_argument("host", choices=sorted(HOSTS))
     setup.add_argument("--agent-id", dest="setup_agent_id",
-                       help="the agent's id (default: claude-desktop, vscode-copilot or cursor)")
+                       help="the agent's id (default: the host's name; vscode-copilot for vscode)")
     setup.add_argument("--system-type", dest="setup_system_type", default="sys1",
                        help="VSM system type sys1..sys5 (default sys1)")
     setup.add_argument("--team", dest="setup_team", default="default", help="team (default: default)")
     setup.add_argument("--name", dest="setup_name", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
-    setup.add_argument("--file", dest="setup_file", help="the file to merge into instead of the host's usual one")
+    setup.add_argument("--file", dest="setup_file", help="the file to merge into instead of the host's usual one "
+                                                         "(not for claude-code, which writes two)")
+    setup.add_argument("--scope", dest="setup_scope", choices=("project", "user"),
+                       help="claude-code, gemini-cli: the project in the current directory (default) or every "
+                            "project of this user")
 
 
 def installed_command() -> list[str]:
@@ -102,7 +112,15 @@ def run(options: argparse.Namespace) -> int:
     if not options.setup_name.strip():
         print("agent-memory: setup: --name must not be empty", file=sys.stderr)
         return EXIT_USAGE
-    entry = server_entry(host, installed_command(), caller.agent_id, caller.system_type.value, caller.team)
+    command = installed_command()
+    entry = server_entry(host, command, caller.agent_id, caller.system_type.value, caller.team)
+    from agent_memory import host_hooks
+
+    if options.host in host_hooks.HOOK_HOSTS:
+        return host_hooks.run(options, host, entry, command)
+    if options.setup_scope:
+        print(f"agent-memory: setup: --scope is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
+        return EXIT_USAGE
     target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)
     if not options.write:
         print(json.dumps({host.servers_key: {options.setup_name: entry}}, indent=2))
@@ -130,6 +148,14 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
     """Put `entry` under `servers_key`/`name` in the JSON file `path`, keeping everything else; the
     old file is copied aside first. Returns (an entry of that name was replaced, the backup).
     A linked file (dotfiles) is merged where the link points, and the link stays a link."""
+    path, data = load_object(path)
+    replaced = put_server(path, data, servers_key, name, entry)
+    return replaced, write_object(path, data)
+
+
+def load_object(path: Path) -> tuple[Path, dict]:
+    """The JSON object in `path` (an empty one when the file is missing or blank), and the path it
+    is really at (through links). Raises SetupError for anything else, touching nothing."""
     path = Path(os.path.realpath(path))
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -143,11 +169,22 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
         raise SetupError(f"{path} is not plain JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise SetupError(f"{path} does not hold a JSON object")
+    return path, data
+
+
+def put_server(path: Path, data: dict, servers_key: str, name: str, entry: dict) -> bool:
+    """Set the server `name` in the loaded file `data`; True when one of that name was there."""
     servers = data.setdefault(servers_key, {})
     if not isinstance(servers, dict):
         raise SetupError(f'"{servers_key}" in {path} is not a JSON object')
     replaced = name in servers
     servers[name] = entry
+    return replaced
+
+
+def write_object(path: Path, data: dict) -> Path | None:
+    """Write `data` to `path` (a real path, from load_object) in one step, the old file copied
+    aside first with its mode kept; returns the backup, None when there was no file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         backup = _backup(path) if path.exists() else None
@@ -164,7 +201,7 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
             raise
     except OSError as exc:
         raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return replaced, backup
+    return backup
 
 
 def _backup(path: Path) -> Path:
