@@ -9,7 +9,16 @@ from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import EntryChange
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Layer
-from agent_memory.core.rules import Limits, check_confidence, check_content, check_tags, expiry, required_layer
+from agent_memory.core.rules import (
+    MAX_TAG_CHARS,
+    Limits,
+    check_confidence,
+    check_content,
+    check_tags,
+    expiry,
+    required_layer,
+)
+from agent_memory.core.secrets import Redactor
 
 
 def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Limits) -> Entry:
@@ -35,3 +44,14 @@ def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Lim
         value = fields["expires_at"]
         updates["expires_at"] = None if value is None else expiry(now, str(value), None)
     return replace(current, **updates, version=current.version + 1, etag=new_etag(), updated_at=format_ts(now))
+
+
+def redact_change(change: EntryChange, redactor: Redactor, limits: Limits) -> tuple[EntryChange, int]:
+    """`change` with the secrets in its content and tags redacted, and how many there were."""
+    fields, found = dict(change.changes), 0
+    if isinstance(fields.get("content"), str):
+        fields["content"], found = redactor.text(str(fields["content"]), limits.max_content_chars)
+    if isinstance(fields.get("tags"), list | tuple):
+        fields["tags"], in_tags = redactor.texts(tuple(fields["tags"]), MAX_TAG_CHARS)  # type: ignore[arg-type]
+        found += in_tags
+    return replace(change, changes=fields), found

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agent_memory.core.models import Caller, Layer, Priority, Scope, Source
+from agent_memory.core.secrets import Tally
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +17,7 @@ class Call:
     request_id: str
     tool: str = "memory_crud"
     action: str | None = None
+    redactions: Tally = field(default_factory=Tally, compare=False, repr=False)  # secrets redacted by this call
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from agent_memory.core import permissions
 from agent_memory.core.audit import audit_event
-from agent_memory.core.changes import apply_change
+from agent_memory.core.changes import apply_change, redact_change
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
@@ -19,6 +19,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
 from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
 from agent_memory.core.rules import (
+    MAX_TAG_CHARS,
     Limits,
     check_confidence,
     check_content,
@@ -29,6 +30,7 @@ from agent_memory.core.rules import (
     required_layer,
     resolve_namespace,
 )
+from agent_memory.core.secrets import Redactor
 from agent_memory.core.visibility import can_read, listing_area
 
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
@@ -54,7 +56,9 @@ class CrudService:
         cursors: CursorCodec,
         limits: Limits,
         clock: Callable[[], datetime],
+        redactor: Redactor = Redactor(),  # noqa: B008 - immutable
     ) -> None:
+        self._redactor = redactor  # secrets in content and tags never reach the store
         self._repo = repo
         self._audit = audit
         self._cursors = cursors
@@ -99,6 +103,7 @@ class CrudService:
             created_at=stamp, updated_at=stamp, expires_at=expiry(now, item.expires_at, item.ttl_seconds),
             version=1, etag=new_etag(), key=check_key(item.key),
         )
+        entry, found = self._redactor.entry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
 
         def work(tx: WriteTransaction) -> Entry:
             stored = tx.upsert_keyed(entry) if entry.key is not None else entry
@@ -111,7 +116,9 @@ class CrudService:
             tx.audit(self._event(call, "create", scope, namespace, stored.id, "ok", **details))
             return stored
 
-        return await self._repo.transact(work)
+        stored = await self._repo.transact(work)
+        call.redactions.redacted += found
+        return stored
 
     async def read(self, call: Call, scope: Scope, namespace: str, entry_id: str) -> Entry:
         await self._require(call, Access.READ, scope, namespace)
@@ -146,6 +153,7 @@ class CrudService:
         now = self._clock()
         stamp = format_ts(now)
         denied: list[AuditEvent] = []
+        change, found = redact_change(change, self._redactor, self._limits)
 
         def work(tx: WriteTransaction) -> Entry | Conflict:
             current = visible_entry(call, Access.WRITE, scope, namespace, change.id, tx.get(change.id), stamp, denied)
@@ -181,6 +189,7 @@ class CrudService:
             outcome = await self._repo.transact(work)
         finally:
             await self._record_all(denied)
+        call.redactions.redacted += found  # stored, as the entry or as a conflict entry
         if isinstance(outcome, Conflict):
             raise outcome
         return outcome

@@ -43,6 +43,7 @@ from agent_memory.core.ports import (
     SessionTransaction,
 )
 from agent_memory.core.rules import Limits, check_content
+from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionService, check_session_id, session_key, turn_of
 
 SUPPLIED_CONFIDENCE = 0.9
@@ -98,7 +99,9 @@ def reinforce(old: float, new: float) -> float:
 class ReflectionService:
     def __init__(self, store: SessionStore, sessions: SessionService, limits: Limits,
                  clock: Callable[[], datetime], max_items: int = 20,
-                 on_failure: Callable[[str, str], None] | None = None, meaning: Meaning | None = None) -> None:
+                 on_failure: Callable[[str, str], None] | None = None, meaning: Meaning | None = None,
+                 redactor: Redactor = Redactor()) -> None:  # noqa: B008 - immutable
+        self._redactor = redactor  # secrets in facts and rules (supplied or distilled) never reach the store
         self._meaning = meaning
         self._store = store
         self._sessions = sessions
@@ -135,11 +138,12 @@ class ReflectionService:
                     fallback = str(exc)
             if engine == "extractive":
                 insights = extract(turns, limit)
-        insights = [replace(i, content=clean_statement(i.content)) for i in insights]
+        insights, redacted = self._redact([replace(i, content=clean_statement(i.content)) for i in insights])
         new_mark = max([mark.position] + [position for position, _ in new_turns])
         plan = await self._consolidate(insights, existing)
         stored, updated, superseded = await self._store_insights(call, namespace, key, plan, mark.position,
                                                                  new_mark, engine)
+        call.redactions.redacted += redacted
         return Reflection(engine, stored, updated, len(turns), fallback, superseded, plan.method, plan.degraded)
 
     async def _consolidate(self, insights: list[Insight], existing: list[Entry]) -> Plan:
@@ -176,6 +180,10 @@ class ReflectionService:
             else:
                 plan.add(insight, layer)
         return plan
+
+    def _redact(self, insights: list[Insight]) -> tuple[list[Insight], int]:
+        done = [(i, *self._redactor.text(i.content, self._limits.max_content_chars)) for i in insights]
+        return [replace(i, content=text) for i, text, _ in done], sum(found for _, _, found in done)
 
     def _supplied(self, facts: list[str], rules: list[str], limit: int) -> list[Insight]:
         if len(facts) + len(rules) > limit:

@@ -27,6 +27,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.rules import check_namespace, normalise_timestamp
+from agent_memory.core.secrets import Redactor
 from agent_memory.core.summary import Rarity, chunk, summarise
 
 MAX_TURNS_PER_CALL = 100
@@ -83,7 +84,8 @@ def turn_of(entry: Entry) -> Turn:
 
 class SessionService:
     def __init__(self, store: SessionStore, audit: AuditSink, limits: SessionLimits,
-                 clock: Callable[[], datetime]) -> None:
+                 clock: Callable[[], datetime], redactor: Redactor = Redactor()) -> None:  # noqa: B008 - immutable
+        self._redactor = redactor  # secrets in turns never reach the store
         self._store = store
         self._audit = audit
         self._limits = limits
@@ -119,10 +121,11 @@ class SessionService:
                                 field="turns", limit=MAX_TURNS_PER_CALL)
         namespace = await self.authorize(call, namespace)
         now = format_ts(self._clock())
-        entries, truncated = [], []
+        entries, truncated, redacted = [], [], 0
         for index, turn in enumerate(turns):
-            entry, cut = self._turn_entry(call, namespace, session_id, turn, index, now)
+            entry, cut, found = self._turn_entry(call, namespace, session_id, turn, index, now)
             entries.append(entry)
+            redacted += found
             if cut:
                 truncated.append(index)
         events = [audit_event(call, "log", Scope.AGENT, namespace, e.id, "ok", now, session_id=session_id)
@@ -135,6 +138,7 @@ class SessionService:
                 tx.audit(event)
 
         await self._store.transact(work)
+        call.redactions.redacted += redacted
         compaction = None
         threshold = self._limits.compaction_threshold_chars
         if threshold and await self._store.uncompacted_chars(session_key(call, session_id, namespace)) > threshold:
@@ -142,7 +146,7 @@ class SessionService:
         return Logged(entries, truncated, compaction)
 
     def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, index: int,
-                    now: str) -> tuple[Entry, bool]:
+                    now: str) -> tuple[Entry, bool, int]:
         if turn.role not in ROLES:
             raise InvalidParams(f"turns[{index}].role must be one of {', '.join(ROLES)}", field="role", index=index)
         if not turn.content or not turn.content.strip():
@@ -151,18 +155,18 @@ class SessionService:
             raise InvalidParams(f"turns[{index}].name must be 1-64 letters, digits, spaces or ._@-",
                                 field="name", index=index)
         at = normalise_timestamp(turn.at, f"turns[{index}].at") if turn.at else now
-        content = turn.content
+        content, found = self._redactor.text(turn.content)  # before the cut, which could hide half a secret
         cut = len(content) > self._limits.turn_max_chars
         if cut:
             content = content[: self._limits.turn_max_chars - 1] + "…"
-        tags = (f"role:{turn.role}",) + ((f"name:{turn.name}",) if turn.name else ())
+        tags, in_tags = self._redactor.texts((f"role:{turn.role}",) + ((f"name:{turn.name}",) if turn.name else ()))
         entry = Entry(
             id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
             owner_agent_id=call.caller.agent_id, content=content, tags=tags, priority=Priority.MEDIUM,
             source=Source.TOOL if turn.role == "tool" else Source.MANUAL, confidence=1.0, layer=Layer.SESSION,
             created_at=at, updated_at=now, expires_at=None, version=1, etag=new_etag(), session_id=session_id,
         )
-        return entry, cut
+        return entry, cut, found + in_tags
 
     async def compact(self, call: Call, session_id: str, keep_recent: int | None = None,
                       namespace: str | None = None) -> Compaction:

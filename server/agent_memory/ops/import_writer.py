@@ -1,6 +1,7 @@
 """Storing imported entries: each new entry inserted, queued for the vector index (the outbox, as
 every write is) and audited (tool `import`, one row per entry, never content), in transactions of
-`batch` entries; an id already stored (an earlier import of the same source) is skipped.
+`batch` entries; an id already stored (an earlier import of the same source) is skipped. Secrets
+in content and tags are redacted first (`core.secrets`, unless `redact_secrets` is off).
 
 Every entry is checked before it gets here, so a store refuses none; should one still be refused
 (a rule a store has and the checks miss), the batch is not lost: each of its entries is tried
@@ -21,6 +22,7 @@ from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
+from agent_memory.core.secrets import Redactor
 from agent_memory.core.text import storable
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 
@@ -54,6 +56,7 @@ class ImportTally:
     bad: list[tuple[str, str]] = field(default_factory=list)
     landed: Counter[Place] = field(default_factory=Counter)
     found: Counter[Place] = field(default_factory=Counter)
+    redacted: int = 0  # secrets replaced in the entries written
 
 
 def place_of(entry: Entry) -> Place:
@@ -125,7 +128,8 @@ def _try_insert(tx: WriteTransaction, entry: Entry) -> None:
 
 async def write_entries(repo: EntryRepository, store: OperatorStore, placed: list[tuple[str, Entry]],
                         tally: ImportTally, *, fmt: str, batch: int = 500,
-                        progress: Callable[[ImportTally], None] | None = None) -> ImportTally:
+                        progress: Callable[[ImportTally], None] | None = None,
+                        redactor: Redactor = Redactor()) -> ImportTally:  # noqa: B008 - immutable
     """Insert `placed` ((where, entry) pairs, ids unique) except those already stored.
 
     Raises:
@@ -137,7 +141,9 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
         if entry.id in present:
             tally.present += 1
             tally.found[place_of(entry)] += 1
-    fresh = [(where, entry) for where, entry in placed if entry.id not in present]
+    cleaned = [(where, *redactor.entry(entry)) for where, entry in placed if entry.id not in present]
+    fresh = [(where, entry) for where, entry, _ in cleaned]
+    secrets = {entry.id: found for _, entry, found in cleaned}
     for start in range(0, len(fresh), batch):
         at = format_ts(utc_now())
 
@@ -163,6 +169,7 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
         written = written or []
         tally.bad += [(where, why) for where, _, why in refused]
         tally.imported += len(written)
+        tally.redacted += sum(secrets[entry.id] for entry in written)
         tally.landed.update(place_of(entry) for entry in written)
         done = {entry.id for entry in written} | {entry.id for _, entry, _ in refused}
         for _, entry in part:

@@ -58,6 +58,8 @@ class MemoryReflectResult(BaseModel):
         None, description="reflect: how repeats and changes were recognised (lexical: by wording, while the "
                           "embedding model is not loaded; see degraded).")
     degraded: str | None = Field(None, description="reflect: why consolidation fell back to wording, if it did.")
+    redacted: int = Field(0, description="Secrets (API keys, tokens, passwords, private keys, credentials) "
+                                         "replaced by [REDACTED:<kind>] in what this call stored.")
 
     @classmethod
     def failed(cls, error: ErrorInfo) -> MemoryReflectResult:

@@ -34,7 +34,7 @@ a namespace under it such as <agent_id>/<project> to keep a project's sessions a
 
 Returns items (the entries written or reinforced), engine (supplied, sampling or extractive),
 turns_processed, truncated, compacted, summary_id, updated_ids, superseded_ids, consolidation,
-degraded and errors."""
+degraded, redacted (secrets replaced by [REDACTED:<kind>] before storing) and errors."""
 
 
 async def run_memory_reflect(sessions: SessionService, reflection: ReflectionService, call: Call,
@@ -46,7 +46,8 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
         _only_for(args, name, "reflect")
     result: dict[str, Any] = {"items": [], "errors": [], "engine": None, "fallback_reason": None,
                               "turns_processed": 0, "truncated": [], "compacted": 0, "summary_id": None,
-                              "updated_ids": [], "superseded_ids": [], "consolidation": None, "degraded": None}
+                              "updated_ids": [], "superseded_ids": [], "consolidation": None, "degraded": None,
+                              "redacted": 0}
     if args.action == "log":
         if not args.turns:
             raise InvalidParams("log needs turns: [{role: user|assistant|tool|system, content, name?, at?}]",
@@ -69,6 +70,7 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
         result.update(items=[wire_record(e) for e in done.entries], engine=done.engine,
                       fallback_reason=done.fallback_reason, turns_processed=done.turns, updated_ids=done.updated_ids,
                       superseded_ids=done.superseded_ids, consolidation=done.consolidation, degraded=done.degraded)
+    result["redacted"] = call.redactions.redacted  # secrets replaced before storing
     return result
 
 
