@@ -17,6 +17,7 @@ from agent_memory.core.browse import BrowseService
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
+from agent_memory.core.lineage import LineageService
 from agent_memory.core.metrics import Metrics
 from agent_memory.core.models import Caller, Layer
 from agent_memory.core.ports import EntryRepository, OperatorStore
@@ -51,6 +52,7 @@ class App:
     metrics: Metrics
     browse: BrowseService  # the memory console's list across every readable area
     operator: OperatorStore  # what stats, the audit trail and the console's metrics read
+    lineage: LineageService  # supersede chains: what a fact replaced, and undoing a supersede
 
 
 @dataclass(frozen=True)
@@ -153,15 +155,16 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
                               unknown_name_penalty=settings.retrieval_unknown_name_penalty,
                               inline_embed_max=settings.retrieval_inline_embed_max),
-            utc_now,
+            utc_now, lineage=store.lineage(),
         )
         jobs.start(reflection,
                    metrics=(lambda: {**metrics.snapshot(), "retrieval": retrieval.metrics.snapshot()})
                    if settings.metrics_log else None,
                    metrics_interval=settings.metrics_log_interval_seconds)
         stack.push_async_callback(jobs.aclose)
+        repo = store.entries(notify, jobs.inserted)
         crud = CrudService(
-            repo=store.entries(notify, jobs.inserted),
+            repo=repo,
             audit=audit,
             cursors=CursorCodec(bytes.fromhex(secret)),
             limits=limits,
@@ -172,4 +175,4 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
                   browse=BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
-                  operator=store.operator)
+                  operator=store.operator, lineage=LineageService(repo, store.lineage(), audit, utc_now))

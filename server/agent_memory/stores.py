@@ -25,6 +25,7 @@ from agent_memory.core.ports import (
     SessionStore,
     TokenRegistry,
 )
+from agent_memory.core.ports.lineage import LineageStore
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.storage.sqlite.browse import SqliteBrowseStore
 from agent_memory.storage.sqlite.database import Database, SqliteUnavailable
@@ -94,6 +95,8 @@ class RecordStore(Protocol):
 
     def retrieval_store(self) -> RetrievalStore: ...
 
+    def lineage(self) -> LineageStore: ...
+
     def browse_store(self) -> BrowseStore: ...
 
     def vectors(self, *, server: bool) -> Vectors | None:
@@ -135,6 +138,9 @@ class SqliteStore:
 
     def retrieval_store(self) -> SqliteRetrievalStore:
         return SqliteRetrievalStore(self.db)
+
+    def lineage(self) -> SqliteEntryRepository:
+        return SqliteEntryRepository(self.db)
 
     def browse_store(self) -> SqliteBrowseStore:
         return SqliteBrowseStore(self.db)
@@ -194,6 +200,11 @@ class PostgresStore:
         from agent_memory.storage.postgres.pruning import PostgresPruneStore
 
         return PostgresPruneStore(self.db, on_vector_change=notify)
+
+    def lineage(self) -> LineageStore:
+        from agent_memory.storage.postgres.entries import PostgresEntryRepository
+
+        return PostgresEntryRepository(self.db)
 
     def retrieval_store(self) -> RetrievalStore:
         from agent_memory.storage.postgres.search import PostgresRetrievalStore

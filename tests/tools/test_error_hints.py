@@ -74,7 +74,7 @@ async def test_missing_layer_lists_the_layers(agent: Agent) -> None:
 
 @pytest.mark.parametrize(("arguments", "field", "expected", "details"), [
     ({"action": "explode"}, "action", "action must be one of create, read, update, delete, list, promote",
-     {"allowed": ["create", "read", "update", "delete", "list", "promote"]}),
+     {"allowed": ["create", "read", "update", "delete", "list", "promote", "unsupersede"]}),
     ({"action": "list", "scope": "teams"}, "scope", "one of agent, team, global",
      {"allowed": ["agent", "team", "global"]}),
     ({"action": "list", "limit": 500}, "limit", "limit must be between 1 and 100", {"minimum": 1, "maximum": 100}),

@@ -102,7 +102,7 @@ async def _body(request: Request, most: int) -> dict[str, Any]:
 async def _crud(app: App, signed: SignedIn, arguments: dict[str, Any]) -> dict[str, Any]:
     """One memory_crud request, exactly as the tool runs it; an item error becomes the answer."""
     _need(signed, Skill.CRUD)
-    result = await run_memory_crud(app.crud, signed.call(), parse_model(MemoryCrudArgs, arguments))
+    result = await run_memory_crud(app.crud, signed.call(), parse_model(MemoryCrudArgs, arguments), app.lineage)
     if result["errors"]:
         error = result["errors"][0]
         raise _error_from_wire(error)
@@ -153,7 +153,9 @@ async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     # every row of the entry (the store returns the oldest first), then the newest the caller may see
     rows = await app.operator.audit_rows(AuditQuery(entry_id=found.id))
     trail = visible_trail(signed.caller, rows, AUDIT_TRAIL_LIMIT)
-    return {"entry": wire_record(found), "audit": trail}
+    # its history: what replaced it is `superseded_by`; what it replaced (readable facts), oldest first
+    replaced = (await app.lineage.replaced(signed.caller, [found.id])).get(found.id, ())
+    return {"entry": wire_record(found), "audit": trail, "supersedes": [old.as_dict() for old in replaced]}
 
 
 async def _locate(app: App, signed: SignedIn, entry_id: str) -> tuple[str, str]:
@@ -188,6 +190,22 @@ async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
     result = await _crud(app, signed, {"action": "delete", "scope": scope, "namespace": namespace,
                                        "items": [{"id": entry_id}], "if_match": if_match})
     return {"deleted": result["items"][0]["id"]}
+
+
+async def unsupersede(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
+    """`memory_crud unsupersede` of one fact a later fact replaced; `if_match` is required."""
+    _need(signed, Skill.CRUD)
+    body = await _body(request, app.settings.http_max_request_bytes)
+    unknown = sorted(set(body) - {"if_match"})
+    if unknown:
+        raise InvalidParams(f"{unknown[0]} is not taken here; send only if_match", field=unknown[0])
+    if not isinstance(body.get("if_match"), str) or not body["if_match"]:
+        raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
+    entry_id = request.path_params["entry_id"]
+    scope, namespace = await _locate(app, signed, entry_id)
+    result = await _crud(app, signed, {"action": "unsupersede", "scope": scope, "namespace": namespace,
+                                       "items": [{"id": entry_id}], "if_match": body["if_match"]})
+    return {"entry": result["items"][0]}
 
 
 async def conflicts(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:

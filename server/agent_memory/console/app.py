@@ -115,6 +115,7 @@ def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySetting
         route("/entries/{entry_id}", api.entry, ["GET"], CRUD),
         route("/entries/{entry_id}", api.edit, ["PATCH"], CRUD),
         route("/entries/{entry_id}", api.delete, ["DELETE"], CRUD),
+        route("/entries/{entry_id}/unsupersede", api.unsupersede, ["POST"], CRUD),
         route("/conflicts", api.conflicts, ["GET"], CRUD),
         route("/conflicts/{entry_id}/resolve", api.resolve, ["POST"], CRUD),
         route("/search", api.search, ["GET"], RETRIEVE),

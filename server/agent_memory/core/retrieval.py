@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from agent_memory.core.audit import audit_event
@@ -13,6 +13,7 @@ from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, distinct
 from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.lineage import Replaced, replaced_facts
 from agent_memory.core.models import Entry, Layer, Scope
 from agent_memory.core.ports import (
     AuditSink,
@@ -21,6 +22,7 @@ from agent_memory.core.ports import (
     SemanticIndex,
     SemanticUnavailable,
 )
+from agent_memory.core.ports.lineage import LineageStore
 from agent_memory.core.query_terms import keyword_terms, mentioned_names, unknown_share
 from agent_memory.core.ranking import DECIMALS, Candidate, RankWeights, rank
 from agent_memory.core.rules import check_tags, date_range
@@ -53,6 +55,7 @@ class RetrievedItem:
     truncated: bool
     score: float
     parts: dict[str, float]
+    supersedes: tuple[Replaced, ...] = ()  # the facts this one replaced that the caller may read
 
 
 @dataclass(slots=True)
@@ -114,8 +117,10 @@ class RetrievalSettings:
 
 class RetrievalService:
     def __init__(self, store: RetrievalStore, semantic: SemanticIndex | None, audit: AuditSink,
-                 settings: RetrievalSettings, clock: Callable[[], datetime]) -> None:
+                 settings: RetrievalSettings, clock: Callable[[], datetime], lineage: LineageStore | None = None
+                 ) -> None:
         self._store = store
+        self._lineage = lineage  # None: items never say what they replaced
         self._semantic = semantic
         self._audit = audit
         self._settings = settings
@@ -249,6 +254,9 @@ class RetrievalService:
             by_id[line.entry.id].score, DECIMALS), parts=by_id[line.entry.id].parts) for line in used]
         stages["assemble"] = _ms(mark)
         stamp = format_ts(self._clock())
+        if self._lineage is not None and items:
+            replaced = await replaced_facts(self._lineage, call.caller, [i.entry.id for i in items], stamp)
+            items = [replace(i, supersedes=replaced.get(i.entry.id, ())) for i in items]
         for item in items:
             await self._audit.record(audit_event(call, "memory_retrieval", item.entry.scope, item.entry.namespace,
                                                  item.entry.id, "ok", stamp))

@@ -13,7 +13,7 @@ SourceName = Literal["reflection", "manual", "tool", "import"]
 ErrorCode = Literal[
     "INVALID_PARAMS", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "NOT_IMPLEMENTED", "INTERNAL"
 ]
-CrudAction = Literal["create", "read", "update", "delete", "list", "promote"]
+CrudAction = Literal["create", "read", "update", "delete", "list", "promote", "unsupersede"]
 
 MAX_BULK_ITEMS = 10
 MAX_LIST_LIMIT = 100
@@ -72,12 +72,20 @@ class PromoteItem(StrictModel):
     layer: LayerName | None = Field(None, description="Defaults to the source entry's layer.")
 
 
+class UnsupersedeItem(StrictModel):
+    """Undo a supersede: the fact becomes current again; the fact that replaced it stays."""
+
+    id: str = Field(description="A fact with superseded_by set.")
+    if_match: str | None = Field(None, description="The etag you read; a mismatch is CONFLICT.")
+
+
 ITEM_MODELS: dict[str, type[StrictModel]] = {
     "create": CreateItem,
     "read": ReadItem,
     "update": UpdateItem,
     "delete": DeleteItem,
     "promote": PromoteItem,
+    "unsupersede": UnsupersedeItem,
 }
 
 
@@ -91,7 +99,8 @@ def _items_schema(schema: dict[str, Any]) -> None:
                 {"type": "null"},
             ],
             "default": None,
-            "description": "Up to 10 items; their shape depends on action (create/read/update/delete/promote).",
+            "description": "Up to 10 items; their shape depends on action "
+                           "(create/read/update/delete/promote/unsupersede).",
         }
     )
 
@@ -128,7 +137,8 @@ class MemoryCrudArgs(StrictModel):
                                              "in the same scope; exact and case-sensitive.")
     cursor: str | None = Field(None, description="next_cursor of the previous list page, with the same filters.")
     limit: int = Field(25, ge=1, le=MAX_LIST_LIMIT)
-    if_match: str | None = Field(None, description="etag precondition for a single-item update or delete.")
+    if_match: str | None = Field(None, description="etag precondition for a single-item update, delete or "
+                                                   "unsupersede.")
 
 
 class ErrorInfo(BaseModel):

@@ -9,6 +9,7 @@ from typing import Any
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.crud import CrudService
 from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
+from agent_memory.core.lineage import LineageService, Restoration
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
 from agent_memory.tools.contracts import (
     ITEM_MODELS,
@@ -25,7 +26,7 @@ from agent_memory.tools.records import wire_record
 DESCRIPTION = """Create, read, update, delete, list and promote memories in agent, team and global scope.
 
 Args:
-    action: create | read | update | delete | list | promote.
+    action: create | read | update | delete | list | promote | unsupersede.
     scope: agent (default; your private memory), team (shared with your team), global (sys4 only).
     namespace: agent scope defaults to your agent id; team scope is '<team>' or '<team>/...'.
         Required for team and global.
@@ -35,25 +36,28 @@ Args:
         key?}; a key (1-256 chars) names the entry within scope and namespace: creating a key already held
         there updates that entry (version + 1; last write wins);
         read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?};
-        delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?}.
+        delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?};
+        unsupersede: {id, if_match?}: a fact a later fact changed (superseded_by set) becomes current
+        again (version + 1); the later fact stays.
     filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
         created_after, created_before, include_expired, key}; read also accepts {ids} or {key}.
     subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
     cursor: next_cursor from the previous page of the same list.
     limit: list page size, 1-100 (default 25).
-    if_match: etag precondition for a single-item update or delete.
+    if_match: etag precondition for a single-item update, delete or unsupersede.
 
 Returns items (entries with id, version and etag), errors ({code, message, details}; bulk item errors
 carry details.index), next_cursor and has_more. An update whose if_match is stale fails with CONFLICT;
 your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 
-WRITE_ACTIONS = {"create", "update", "delete"}
+WRITE_ACTIONS = {"create", "update", "delete", "unsupersede"}
 ITEM_SHAPES = {
     "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?, key?}",
     "read": "{id}",
     "update": "{id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?}",
     "delete": "{id, if_match?}",
     "promote": "{id, target_scope, target_namespace?, layer?}",
+    "unsupersede": "{id, if_match?}",
 }
 UPDATE_FIELDS = tuple(name for name in UpdateItem.model_fields if name not in ("id", "if_match"))
 
@@ -64,7 +68,8 @@ def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cur
     return {"items": items, "errors": errors, "next_cursor": next_cursor, "has_more": next_cursor is not None}
 
 
-async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -> dict[str, Any]:
+async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs,
+                          lineage: LineageService | None = None) -> dict[str, Any]:
     """Returns the result in the shape of `MemoryCrudResult`.
 
     Raises: DomainError for request-level failures; item failures are returned in `errors`."""
@@ -86,6 +91,7 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs) -
         "update": lambda item: crud.update(call, scope, namespace, _change(item, args)),
         "delete": lambda item: crud.delete(call, scope, namespace, Removal(item.id, item.if_match or args.if_match)),
         "promote": lambda item: crud.promote(call, scope, namespace, _promotion(item, args)),
+        "unsupersede": lambda item: _unsupersede(lineage, call, scope, namespace, item, args),
     }
     items: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -116,6 +122,13 @@ async def _read_by_key(crud: CrudService, call: Call, scope: Scope, namespace: s
     return _payload([], [to_error_info(item_error(missing, 0)).model_dump(mode="json")])
 
 
+async def _unsupersede(lineage: LineageService | None, call: Call, scope: Scope, namespace: str, item: Any,
+                       args: MemoryCrudArgs) -> Entry:
+    if lineage is None:
+        raise InvalidParams("unsupersede is not available here", field="action")
+    return await lineage.unsupersede(call, scope, namespace, Restoration(item.id, item.if_match or args.if_match))
+
+
 def _check_argument_combination(args: MemoryCrudArgs) -> None:
     if args.action == "list":
         if args.items:
@@ -129,8 +142,8 @@ def _check_argument_combination(args: MemoryCrudArgs) -> None:
         raise InvalidParams(f"filters are only for list and read: drop them, or put the fields of each entry in "
                             f"items for {args.action}", field="filters")
     if args.if_match is not None:
-        if args.action not in ("update", "delete"):
-            raise InvalidParams("if_match is only for update and delete: drop it", field="if_match")
+        if args.action not in ("update", "delete", "unsupersede"):
+            raise InvalidParams("if_match is only for update, delete and unsupersede: drop it", field="if_match")
         if len(args.items or []) != 1:
             raise InvalidParams("a top-level if_match applies to a single-item request; set if_match on each item",
                                 field="if_match")

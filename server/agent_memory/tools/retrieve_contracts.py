@@ -39,7 +39,9 @@ class MemoryRetrieveArgs(StrictModel):
                                                                "turn's `at`).")
     until: str | None = Field(None, max_length=64, description="Only memories dated before this ISO-8601 date-time "
                                                                "(a bare date includes that whole day).")
-    include_superseded: bool = Field(False, description="Also facts a later fact changed (superseded_by set).")
+    include_superseded: bool = Field(False, description="Also facts a later fact changed (superseded_by set): "
+                                                         "the whole chain, old facts beside the ones that replaced "
+                                                         "them (whose supersedes names them).")
 
 
 class ScoreParts(StrictModel):
@@ -52,6 +54,13 @@ class ScoreParts(StrictModel):
     priority: float
     confidence: float
     scope: float
+
+
+class SupersededFact(StrictModel):
+    """A fact a later fact replaced (memory_reflect consolidation): kept, out of retrieval by default."""
+
+    id: str
+    created_at: str = Field(description="The replaced fact's own date.")
 
 
 class RetrievedMemory(StrictModel):
@@ -70,6 +79,11 @@ class RetrievedMemory(StrictModel):
     updated_at: str
     score: float
     score_parts: ScoreParts
+    superseded_by: str | None = Field(description="The later fact that replaced this one (only with "
+                                                   "include_superseded), else null.")
+    supersedes: list[SupersededFact] = Field(description="The facts this one replaced (that you may read), "
+                                                         "oldest first: ask with include_superseded to see them, "
+                                                         "or undo with memory_crud unsupersede.")
 
 
 def _retrieved_schema(schema: dict[str, Any]) -> None:
@@ -114,4 +128,5 @@ def wire_item(item: Any) -> dict[str, Any]:
         "tags": list(e.tags), "priority": e.priority.value, "source": e.source.value, "confidence": e.confidence,
         "created_at": e.created_at, "updated_at": e.updated_at, "score": item.score,
         "score_parts": {k: item.parts.get(k, 0.0) for k in ScoreParts.model_fields},
+        "superseded_by": e.superseded_by, "supersedes": [old.as_dict() for old in item.supersedes],
     }

@@ -85,7 +85,7 @@ MEMORY_CRUD = ToolSpec(
     description=CRUD_DESCRIPTION,
     args_model=MemoryCrudArgs,
     result_model=MemoryCrudResult,
-    run=lambda app, call, args, ctx: run_memory_crud(app.crud, call, args),
+    run=lambda app, call, args, ctx: run_memory_crud(app.crud, call, args, app.lineage),
     annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
                                 open_world_hint=False),
 )

@@ -229,6 +229,11 @@ def _m012_entry_keys(conn: psycopg.Connection) -> None:
                  "WHERE key IS NOT NULL AND NOT conflict")
 
 
+def _m013_superseded_index(conn: psycopg.Connection) -> None:
+    # Which facts a fact replaced (memory_retrieve's `supersedes`, the console's history).
+    conn.execute("CREATE INDEX entries_by_superseded_by ON entries (superseded_by) WHERE superseded_by IS NOT NULL")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_audit", _m002_audit),
@@ -242,6 +247,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("010_vector_outbox_vacuum", m010_vector_outbox_vacuum),
     ("011_tokens", m011_tokens),  # issued tokens and revocations (storage/postgres/tokens.py)
     ("012_entry_keys", _m012_entry_keys),
+    ("013_superseded_index", _m013_superseded_index),
 )
 
 

@@ -224,6 +224,11 @@ def _m015_entry_keys(conn: sqlite3.Connection) -> None:
                  "WHERE key IS NOT NULL AND conflict = 0")
 
 
+def _m016_superseded_index(conn: sqlite3.Connection) -> None:
+    # Which facts a fact replaced (memory_retrieve's `supersedes`, the console's history).
+    conn.execute("CREATE INDEX entries_by_superseded_by ON entries (superseded_by) WHERE superseded_by IS NOT NULL")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -240,6 +245,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("013_tokens", m013_tokens),  # issued tokens and revocations (storage/sqlite/tokens.py)
     ("014_storable_tags", _m014_storable_tags),
     ("015_entry_keys", _m015_entry_keys),
+    ("016_superseded_index", _m016_superseded_index),
 )
 
 
