@@ -27,6 +27,7 @@ from agent_memory.core.ratelimit import RateLimiter
 from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.retrieval import RetrievalService, RetrievalSettings
 from agent_memory.core.rules import Limits
+from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.jobs import BackgroundJobs
 from agent_memory.storage.sqlite.audit import BufferedAuditLog
@@ -136,6 +137,7 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             vectors.start()
             stack.push_async_callback(vectors.aclose)
         limits = Limits(max_content_chars=settings.max_content_chars)
+        redactor = Redactor(settings.redact_secrets)  # every write path: crud, session log, reflection
         metrics = Metrics()
         notify = vectors.notify if vectors else None
         jobs = BackgroundJobs(pruning_service(settings, store, notify),
@@ -144,12 +146,12 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
 
         # Writers tell the pruner which namespaces grew.
         session_store = store.sessions(notify, jobs.inserted)
-        sessions = SessionService(session_store, audit, session_limits(settings), utc_now)
+        sessions = SessionService(session_store, audit, session_limits(settings), utc_now, redactor)
         reflection = ReflectionService(
             session_store, sessions, limits, utc_now, max_items=settings.reflection_max_items,
             on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
                                                             code=code),
-            meaning=store.meaning(vectors) if vectors else None)
+            meaning=store.meaning(vectors) if vectors else None, redactor=redactor)
         retrieval = RetrievalService(
             store.retrieval_store(), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
@@ -169,6 +171,7 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
             cursors=CursorCodec(bytes.fromhex(secret)),
             limits=limits,
             clock=utc_now,
+            redactor=redactor,
         )
         yield App(settings=settings, launch_caller=launch_caller, store=store, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,

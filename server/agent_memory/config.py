@@ -55,6 +55,8 @@ class Settings:
     team: str = _setting("default", _text, "Launch identity: team")
     skills: str = _setting(ALL_SKILLS_TEXT, _text, "Launch identity: granted tools, comma-separated")
     max_content_chars: int = _setting(32_000, _int_between(1, 1_000_000), "Largest entry content, in characters")
+    redact_secrets: bool = _setting(True, _bool, "Replace API keys, tokens, passwords, private keys and credentials "
+                                    "in every write (tools, session logs, reflection, imports) with [REDACTED:<kind>]")
     log_level: str = _setting("info", _choice("debug", "info", "warning", "error"), "Lowest level logged to stderr")
     log_format: str = _setting("auto", _choice("auto", "json", "console"),
                                "stderr log format; auto is JSON unless stderr is a terminal")

@@ -98,8 +98,9 @@ async def test_bad_items_are_reported_with_progress_and_a_reimport_adds_nothing(
     assert first.returncode == 1
     assert summary(first) == {"format": "kg-jsonl", "scope": "agent", "namespace": "alice", "team": "red",
                               "agent_id": "alice", "read": 15, "imported": 10, "already_stored": 0, "repeated": 1,
-                              "bad": 4, "landed": [{"scope": "agent", "namespace": "alice", "team": "red",
-                                                    "imported": 10, "already_stored": 0}]}
+                              "bad": 4, "redacted": 0,
+                              "landed": [{"scope": "agent", "namespace": "alice", "team": "red",
+                                          "imported": 10, "already_stored": 0}]}
     err = first.stderr.splitlines()
     assert [line for line in err if line.startswith("import: ") and "entries (" in line] == [
         "import: 4/10 entries (4 new, 0 already stored)", "import: 8/10 entries (8 new, 0 already stored)",

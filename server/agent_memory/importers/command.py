@@ -137,6 +137,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.bootstrap import open_records
     from agent_memory.core.clock import utc_now
     from agent_memory.core.rules import Limits
+    from agent_memory.core.secrets import Redactor
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
     from agent_memory.logging import configure_logging
@@ -177,7 +178,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     async def run() -> ImportTally:
         async with open_records(settings) as records:
             return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format, batch=every,
-                                       progress=progress)
+                                       progress=progress, redactor=Redactor(settings.redact_secrets))
 
     try:
         anyio.run(run)
@@ -190,7 +191,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
         _say(f"{where}: the same memory as {first}, skipped")
     landed = landing(tally)
     _say(f"done, {tally.imported} entries imported, {tally.present} already stored, {len(tally.repeated)} repeated, "
-         f"{len(tally.bad)} bad skipped")
+         f"{len(tally.bad)} bad skipped" + (f", {tally.redacted} secrets redacted" if tally.redacted else ""))
     for spot in landed[:MAX_PLACES_SAID]:
         team = "" if spot["team"] is None else f" (team {spot['team']})"
         _say(f"in {spot['scope']} {spot['namespace']}{team}: {spot['imported']} imported, "
@@ -200,7 +201,8 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     print(json.dumps({"format": target.format, "scope": target.scope.value, "namespace": target.namespace,
                       "team": None if target.scope.value == "global" else target.team, "agent_id": target.agent_id,
                       "read": tally.read, "imported": tally.imported, "already_stored": tally.present,
-                      "repeated": len(tally.repeated), "bad": len(tally.bad), "landed": landed}), flush=True)
+                      "repeated": len(tally.repeated), "bad": len(tally.bad), "redacted": tally.redacted,
+                      "landed": landed}), flush=True)
     return EXIT_FAILED if tally.bad else EXIT_OK
 
 

@@ -200,6 +200,8 @@ class MemoryCrudResult(BaseModel):
     errors: list[ErrorInfo] = Field(default_factory=list)
     next_cursor: str | None = None
     has_more: bool = False
+    redacted: int = Field(0, description="Secrets (API keys, tokens, passwords, private keys, credentials) "
+                                         "replaced by [REDACTED:<kind>] in what this call stored.")
 
     @classmethod
     def failed(cls, error: ErrorInfo) -> MemoryCrudResult:

@@ -62,10 +62,11 @@ ITEM_SHAPES = {
 UPDATE_FIELDS = tuple(name for name in UpdateItem.model_fields if name not in ("id", "if_match"))
 
 
-def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cursor: str | None = None
-             ) -> dict[str, Any]:
+def _payload(items: list[dict[str, Any]], errors: list[dict[str, Any]], next_cursor: str | None = None,
+             redacted: int = 0) -> dict[str, Any]:
     """The wire form of `MemoryCrudResult`."""
-    return {"items": items, "errors": errors, "next_cursor": next_cursor, "has_more": next_cursor is not None}
+    return {"items": items, "errors": errors, "next_cursor": next_cursor, "has_more": next_cursor is not None,
+            "redacted": redacted}
 
 
 async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs,
@@ -106,7 +107,7 @@ async def run_memory_crud(crud: CrudService, call: Call, args: MemoryCrudArgs,
             if refused is None:
                 raise
             errors.append(to_error_info(item_error(refused, index)).model_dump(mode="json"))
-    return _payload(items, errors)
+    return _payload(items, errors, redacted=call.redactions.redacted)
 
 
 async def _read_by_key(crud: CrudService, call: Call, scope: Scope, namespace: str, args: MemoryCrudArgs
