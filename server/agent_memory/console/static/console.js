@@ -226,7 +226,7 @@ async function entryPage(id) {
     }) }, "Really delete " + e.id + "?"));
   } }, "Delete");
   const editable = !e.conflict;
-  show(h("h2", {}, "Entry ", e.id), meta,
+  show(h("h2", {}, "Entry ", e.id), meta, historySection(e, data.supersedes || []),
     h("h2", {}, "Content"),
     editable ? h("div", {}, content, h("form", { class: "row", onsubmit: (ev) => ev.preventDefault() },
       field("tags (comma-separated)", tagInput), field("priority", priority), field("confidence", confidence),
@@ -239,6 +239,27 @@ async function entryPage(id) {
     h("tbody", {}, data.audit.map((row) => h("tr", { class: "audit-row" }, h("td", {}, row.at),
       h("td", {}, `${row.agent_id} (${row.system_type}, ${row.team})`), h("td", {}, row.tool),
       h("td", {}, row.action), h("td", {}, row.outcome), h("td", {}, JSON.stringify(row.details)))))));
+}
+
+// An entry's supersede history: the later fact that replaced it (with an undo button, which runs
+// memory_crud unsupersede with the etag shown) and the facts it replaced itself.
+function historySection(e, replaced) {
+  const rows = [];
+  if (e.superseded_by) {
+    const undo = h("button", { id: "unsupersede", onclick: () => guarded(async () => {
+      await call("POST", "/entries/" + encodeURIComponent(e.id) + "/unsupersede", { if_match: e.etag });
+      await entryPage(e.id);
+      say("made current again: " + e.id + " (" + e.superseded_by + " stays current too)");
+    }) }, "Undo: make this fact current again");
+    rows.push(h("p", { id: "replaced-by" }, "Replaced by ", entryLink(e.superseded_by),
+      ": this fact is kept but left out of retrieval. ", undo));
+  }
+  if (replaced.length) {
+    rows.push(h("p", {}, "This fact replaced:"), h("ul", { id: "replaces" }, replaced.map((old) =>
+      h("li", {}, entryLink(old.id), " of ", old.created_at))));
+  }
+  if (!rows.length) return null;
+  return h("div", { id: "history" }, h("h2", {}, "History"), rows);
 }
 
 // -- search ----------------------------------------------------------------------------------
