@@ -54,7 +54,7 @@ async def ask(client: Client, question: str, min_score: float, relative_floor: f
 
 def answered(data: dict, dia_of: dict[str, str]) -> list[tuple[str, float, int]]:
     """(turn id, score, characters of its context line) of each item, best first."""
-    lines = data["context"].split("\n") if data["context"] else []
+    lines = data["context"].split("\n")[1:-1] if data["context"] else []  # inside the delimiters
     assert len(lines) == len(data["items"]), data
     return [(dia_of[i["id"]], i["score"], len(line)) for i, line in zip(data["items"], lines, strict=True)]
 

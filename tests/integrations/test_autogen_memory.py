@@ -67,8 +67,8 @@ async def test_update_context_adds_the_retrieved_context_block_as_one_system_mes
     messages = await context.get_messages()
     assert len(messages) == 2 and isinstance(messages[1], SystemMessage)
     injected = messages[1].content
-    assert injected.startswith("\nRelevant memory content:\n- [agent/long_term mem_")
-    assert injected.endswith("] The user's cat is named Miso.")
+    assert injected.startswith("\nRelevant memory content:\n<recalled-memory note=")
+    assert injected.endswith(" by alice in alice] The user's cat is named Miso.\n</recalled-memory>")
     await memory.close()
 
 

@@ -22,7 +22,8 @@ def run_example(name: str, data_dir: Path) -> str:
 def test_autogen_example_injects_the_relevant_memories(tmp_path: Path) -> None:
     out = run_example("autogen_memory.py", tmp_path / "data")
     assert out.splitlines()[1].endswith("The traveller is vegetarian.")
-    assert "SystemMessage: '\\nRelevant memory content:\\n- [agent/long_term mem_" in out
+    assert "SystemMessage: '\\nRelevant memory content:\\n<recalled-memory note=" in out
+    assert "\\n- [agent/long_term mem_" in out and " by travel-planner in travel-planner] " in out
 
 
 def test_langgraph_example_recalls_by_meaning_inside_a_graph(tmp_path: Path) -> None:

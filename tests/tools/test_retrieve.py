@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import Settings
+from agent_memory.core.context import CLOSE, OPEN
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent, audit_rows, identity, make_settings, store_settings
@@ -157,17 +158,24 @@ async def test_context_never_exceeds_the_budget(agent: Agent) -> None:
         failed, data = await retrieve(agent, query="otter sleeping", mode="keyword", max_chars=budget, limit=12)
         assert not failed
         assert len(data["context"]) == data["used_chars"] <= budget == data["budget_chars"]
-        assert len(data["items"]) == len(data["context"].splitlines())
+        lines = data["context"].splitlines()
+        if data["items"]:  # one line each between the delimiters
+            assert lines[0] == OPEN and lines[-1] == CLOSE and len(lines) == len(data["items"]) + 2
+        else:  # nothing fits (60 characters do not hold the delimiters): no empty frame
+            assert data["context"] == "" and data["dropped"] > 0
     failed, data = await retrieve(agent, query="otter", mode="keyword", max_tokens=50, limit=12)
     assert data["budget_chars"] == 200 and data["used_chars"] <= 200 and data["dropped"] > 0
     failed, data = await retrieve(agent, query="otter", mode="keyword", per_entry_max_chars=40, limit=3)
     assert all(len(i["content"]) <= 40 for i in data["items"]) and any(i["truncated"] for i in data["items"])
 
 
-async def test_each_context_line_names_scope_layer_id_and_date(agent: Agent) -> None:
+async def test_each_context_line_names_scope_layer_id_date_author_and_namespace(agent: Agent) -> None:
     entry = await agent.create("Badgers dig setts.", item={"layer": "working"})
     _, data = await retrieve(agent, query="badgers", mode="keyword")
-    assert data["context"] == f"- [agent/working {entry['id']} {entry['created_at'][:10]}] Badgers dig setts."
+    owner = entry["owner_agent_id"]
+    assert data["context"] == (f"{OPEN}\n- [agent/working {entry['id']} {entry['created_at'][:10]} by {owner} in "
+                               f"{entry['namespace']}] Badgers dig setts.\n{CLOSE}")
+    assert data["used_chars"] == len(data["context"])
 
 
 async def test_tool_output_is_cut_to_head_and_tail_at_prompt_time_only(agent: Agent) -> None:

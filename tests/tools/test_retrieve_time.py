@@ -33,7 +33,7 @@ async def test_since_and_until_keep_a_window_of_dated_memories(agent: Agent) -> 
     assert not failed, week
     assert {i["id"] for i in week["items"]} == {ids["2026-05-11"], ids["2026-05-12"]}
     # each context line carries the memory's own date, so "last week" can be answered from it
-    assert "2026-05-11]" in week["context"] and "2026-05-12]" in week["context"]
+    assert "2026-05-11 by " in week["context"] and "2026-05-12 by " in week["context"]
     failed, day = await _retrieve(agent, "what did we decide", until="2026-05-11", min_score=0)
     assert {i["id"] for i in day["items"]} == {ids["2026-05-04"], ids["2026-05-11"]}  # a bare date: that whole day
     failed, precise = await _retrieve(agent, "what did we decide", since="2026-05-11T07:30:00Z",

@@ -17,6 +17,9 @@ from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
@@ -37,7 +40,7 @@ from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
 from agent_memory.http import caller_from_request
-from agent_memory.tools import resources
+from agent_memory.tools import prompts, resources
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
 from agent_memory.tools.crud_tool import run_memory_crud
@@ -222,6 +225,25 @@ class Dispatcher:
             ctx.lifespan_context.metrics.observe(name if spec else "unknown", outcome, duration_ms)
             log.info(f"{name}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
 
+    async def list_prompts(self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
+                           ) -> ListPromptsResult:
+        try:
+            return ListPromptsResult(prompts=prompts.listed(_caller(ctx)))
+        except DomainError as error:
+            info = to_error_info(error)
+            raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
+
+    async def get_prompt(self, ctx: ServerRequestContext[App, Any], params: GetPromptRequestParams
+                         ) -> GetPromptResult:
+        """A JSON-RPC error (INVALID_PARAMS, with the code and details of the tools' errors) for an
+        unknown prompt, a missing or malformed argument, a refused identity or skill."""
+        try:
+            return prompts.render(_caller(ctx), params.name, params.arguments)
+        except DomainError as error:
+            info = to_error_info(error)
+            log.info("prompt_refused", prompt=_client_text(params.name, 64), code=info.code)
+            raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
+
     async def list_resources(self, ctx: ServerRequestContext[App, Any], params: Any) -> ListResourcesResult:
         return ListResourcesResult(resources=resources.RESOURCES)
 
@@ -266,7 +288,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     return Server(
         "agent-memory",
         version=__version__,
-        instructions="Scoped, permissioned, auditable memory for agents. Use memory_crud to store and manage memories.",
+        instructions=prompts.INSTRUCTIONS,
         lifespan=lifespan,
         get_tool_input_schema=dispatcher.input_schema,
         on_list_tools=dispatcher.list_tools,
@@ -274,4 +296,6 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
         on_list_resources=dispatcher.list_resources,
         on_list_resource_templates=dispatcher.list_resource_templates,
         on_read_resource=dispatcher.read_resource,
+        on_list_prompts=dispatcher.list_prompts,
+        on_get_prompt=dispatcher.get_prompt,
     )
