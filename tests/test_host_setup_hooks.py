@@ -25,8 +25,10 @@ def installed() -> str:
     return str(Path(agent_memory_command()).resolve())
 
 
-def ours(host: str, timeout: int) -> dict:
-    hook = {"type": "command", "command": f"{installed()} hook {host}", "timeout": timeout}
+def ours(host: str, timeout: int, agent_id: str | None = None, team: str = "default") -> dict:
+    """Our hook entry; its command carries the identity the MCP server entry gets (one agent)."""
+    identity = f"--agent-id {agent_id or host} --system-type sys1 --team {team}"
+    hook = {"type": "command", "command": f"{installed()} hook {host} {identity}", "timeout": timeout}
     if host == "gemini-cli":
         return {"hooks": [{"name": "agent-memory", **hook}]}
     return {"matcher": "", "hooks": [hook]}
@@ -46,7 +48,7 @@ def test_printed_claude_code_config_names_both_project_files(home: Path,  # noqa
     options = _parser().parse_args(server["args"])
     assert (options.command, options.agent_id, options.team) == ("serve", "coder", "shop")
     hooks = printed[str(home / ".claude" / "settings.json")]["hooks"]
-    assert hooks == {event: [ours("claude-code", timeout)] for event, timeout in CLAUDE_EVENTS.items()}
+    assert hooks == {event: [ours("claude-code", timeout, "coder", "shop")] for event, timeout in CLAUDE_EVENTS.items()}
     assert not list(home.iterdir())  # printing writes nothing
 
 

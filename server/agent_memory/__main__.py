@@ -1,5 +1,5 @@
 import sys
 
-from agent_memory.cli import main
+from agent_memory.launcher import main
 
 sys.exit(main())

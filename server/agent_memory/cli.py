@@ -128,6 +128,15 @@ def _parser() -> argparse.ArgumentParser:
         description="Exit codes: 0, 1 on failure, 2 invalid setting.")
     _add_settings(stats, *STORE, *INDEX)
     host_setup.add_parser(commands)
+    hook = commands.add_parser(
+        "hook", help="run a host's hook event (event JSON on stdin): recall into the prompt, capture the session",
+        description="What a host's hooks run (agent-memory setup claude-code writes them): SessionStart and "
+                    "UserPromptSubmit print the memories to add to the model's context, Stop, PreCompact and "
+                    "SessionEnd log the new transcript turns and reflect. Always exits 0; problems are one line "
+                    "on stderr. A helper process holding the store open serves it (started on first use).")
+    hook.add_argument("host", choices=("claude-code", "gemini-cli"))
+    _add_settings(hook, *STORE, "agent_id", "system_type", "team", "skills", "vector_backend", "hook_budget_chars",
+                  "hook_start_chars", "hook_project", "hook_idle_minutes")
     console = commands.add_parser(
         "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
         description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory and "
@@ -203,6 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if options.command == "setup":
         return host_setup.run(options)
+    if options.command == "hook":
+        from agent_memory.hooks.client import main as hook
+
+        return hook([options.host, *(argv if argv is not None else sys.argv[1:])[2:]])
     try:
         settings = _settings(options)
         if options.command == "serve":

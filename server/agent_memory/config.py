@@ -160,6 +160,14 @@ class Settings:
                                                "Pruning: days a `long_term` entry is kept (0: forever)")
     retention_meta_days: float = _setting(0.0, _float_between(0, 36_500),
                                           "Pruning: days a `meta` entry is kept (0: forever)")
+    hook_budget_chars: int = _setting(1200, _int_between(100, 100_000), "Host hooks: characters of memory added "
+                                      "to a prompt (UserPromptSubmit), delimiters included")
+    hook_start_chars: int = _setting(2000, _int_between(100, 100_000), "Host hooks: characters of the block "
+                                     "added when a session starts (rules, facts, the last summary)")
+    hook_project: str = _setting("", _text, "Host hooks: the project's name in namespaces (<agent_id>/<project>, "
+                                 "<team>/<project>); empty means the git root's directory name")
+    hook_idle_minutes: float = _setting(30.0, _float_between(0.1, 1440), "Host hooks: minutes the hook helper "
+                                        "process stays up without a request")
     metrics_log: bool = _setting(False, _bool, "Log the in-process metrics (as in memory://metrics) periodically")
     metrics_log_interval_seconds: float = _setting(60.0, _float_between(1, 86_400),
                                                    "Seconds between metrics log lines when metrics_log is on")

@@ -57,9 +57,10 @@ HOOK_HOSTS = {
 }
 
 
-def hook_command(command: list[str], host: str) -> str:
-    """The shell command a hook runs: this installation by absolute path, `hook HOST`."""
-    return shlex.join([*command, "hook", host])
+def hook_command(command: list[str], host: str, identity: list[str] | None = None) -> str:
+    """The shell command a hook runs: this installation by absolute path, `hook HOST`, and the
+    identity flags the MCP server entry gets (so the hooks and the model's tool calls are one agent)."""
+    return shlex.join([*command, "hook", host, *(identity or [])])
 
 
 def hook_groups(host: str, command: str, name: str) -> dict[str, dict]:
@@ -131,7 +132,9 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
             return EXIT_USAGE
         servers_file = hooks_file = Path(options.setup_file).expanduser()
     name = options.setup_name
-    groups = hook_groups(options.host, hook_command(command, options.host), name)
+    args = entry.get("args", [])
+    identity = args[args.index("serve") + 1:] if "serve" in args else []
+    groups = hook_groups(options.host, hook_command(command, options.host, identity), name)
     # Per file, what goes in it: (what it is, a step that puts it in and says if one was replaced).
     edits: dict[Path, list[tuple[str, Callable[[Path, dict], bool]]]] = {}
     edits.setdefault(servers_file, []).append(

@@ -1,0 +1,196 @@
+"""The hook helper: one long-lived process per installation and configuration that holds the
+store and the embedding model open, so a host's hook (`agent-memory hook HOST`, a process that
+starts in tens of milliseconds) gets its answer in a few more.
+
+Started by the hook command on first use (`python -m agent_memory.hooks.daemon --socket PATH`),
+it listens on a Unix socket in a directory private to the user (mode 0600), serves until it has
+had no request for `hook_idle_minutes`, and works as the configured identity through the same
+MCP tools as any client (an in-process MCP session), so permissions, secrets redaction, audit and
+the multi-process rules of the store apply to it as to any server process. One helper per socket:
+a second one finds the lock taken and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+from anyio.abc import SocketStream
+from mcp import Client
+
+from agent_memory.config import ConfigError, Settings, load_settings
+from agent_memory.hooks.events import HookError, HookEvents, HookSettings
+from agent_memory.logging import configure_logging
+from agent_memory.tools.server import create_server
+
+log = structlog.get_logger("agent_memory.hooks")
+
+MAX_REQUEST_BYTES = 2_500_000
+HOOK_OUTPUT_EVENTS = {"SessionStart", "UserPromptSubmit", "BeforeAgent"}
+
+
+def host_output(host: str, event_name: str, context: str) -> str:
+    """What the host reads on stdout: its JSON for added context (Claude Code and Gemini CLI
+    take `hookSpecificOutput.additionalContext`), nothing when there is no context."""
+    if not context or event_name not in HOOK_OUTPUT_EVENTS:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}})
+
+
+class Helper:
+    def __init__(self, settings: Settings, client: Client) -> None:
+        caller = settings.launch_caller()
+        self.events = HookEvents(HookSettings(
+            agent_id=caller.agent_id, team=caller.team, project=settings.hook_project,
+            budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
+            state_dir=settings.data_path / "hooks"), self._call)
+        self._client = client
+        self.last_request = time.monotonic()
+
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        result = await self._client.call_tool(tool, arguments)
+        data = result.structured_content
+        if not isinstance(data, dict):
+            return True, {"errors": [{"code": "INTERNAL", "message": "the tool gave no structured answer"}]}
+        return bool(result.is_error), data
+
+    async def answer(self, request: dict[str, Any]) -> dict[str, str]:
+        event = request.get("event")
+        if not isinstance(event, dict):
+            return {"stdout": "", "note": "the request holds no event"}
+        host = str(request.get("host") or "")
+        name = str(event.get("hook_event_name") or "")
+        env = request.get("env") if isinstance(request.get("env"), dict) else {}
+        try:
+            context, note = await self.events.handle(name, event, env, str(request.get("cwd") or ""))
+        except HookError as exc:
+            log.warning("hook_refused", event=name, reason=str(exc)[:300])
+            return {"stdout": "", "note": str(exc)}
+        return {"stdout": host_output(host, name, context), "note": note}
+
+    async def serve_one(self, stream: SocketStream) -> None:
+        async with stream:
+            self.last_request = time.monotonic()
+            try:
+                raw = await _read_all(stream)
+                request = json.loads(raw)
+                if not isinstance(request, dict):
+                    raise ValueError("not an object")
+            except (ValueError, anyio.EndOfStream, anyio.BrokenResourceError):
+                await _send(stream, {"stdout": "", "note": "unreadable request"})
+                return
+            # The work finishes even when the hook process gave up waiting (a capture event's turns
+            # must be logged); only the answer is then lost.
+            with anyio.CancelScope(shield=True):
+                answer = await self._answer_safely(request)
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await _send(stream, answer)
+            self.last_request = time.monotonic()
+
+    async def _answer_safely(self, request: dict[str, Any]) -> dict[str, str]:
+        try:
+            return await self.answer(request)
+        except Exception:
+            log.exception("hook_failed")
+            return {"stdout": "", "note": "failed (see the hook helper's log)"}
+
+    async def run_spooled(self, spool: Path) -> None:
+        """Capture events a hook queued while this helper was starting, oldest first."""
+        if not spool.is_dir():
+            return
+        for path in sorted(spool.glob("*.json")):
+            try:
+                request = json.loads(path.read_bytes())
+            except (OSError, ValueError):
+                request = None
+            if isinstance(request, dict):
+                await self._answer_safely(request)
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+async def _read_all(stream: SocketStream) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.fail_after(10):
+        while True:
+            try:
+                chunk = await stream.receive(65536)
+            except anyio.EndOfStream:
+                break
+            size += len(chunk)
+            if size > MAX_REQUEST_BYTES:
+                raise ValueError("request too large")
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _send(stream: SocketStream, answer: dict[str, str]) -> None:
+    await stream.send(json.dumps(answer).encode())
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("hook_helper_stopping", signal=signal.Signals(signum).name)
+            scope.cancel()
+            return
+
+
+async def serve(settings: Settings, socket_path: Path) -> None:
+    idle = settings.hook_idle_minutes * 60
+    async with Client(create_server(settings)) as client:
+        helper = Helper(settings, client)
+        with contextlib.suppress(FileNotFoundError):
+            socket_path.unlink()  # a stale socket of a helper that died (the lock says none runs)
+        listener = await anyio.create_unix_listener(socket_path)
+        os.chmod(socket_path, 0o600)
+        log.info("hook_helper_started", socket=str(socket_path), pid=os.getpid())
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, helper.serve_one)
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+            await helper.run_spooled(socket_path.with_suffix(".spool"))
+            while time.monotonic() - helper.last_request < idle:
+                await anyio.sleep(min(30.0, idle))
+            tg.cancel_scope.cancel()
+        with contextlib.suppress(FileNotFoundError):
+            socket_path.unlink()
+        log.info("hook_helper_stopped", reason="idle")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent_memory.hooks.daemon")
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--config")
+    args = parser.parse_args(argv)
+    socket_path = Path(args.socket)
+    lock_file = open(socket_path.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another helper serves this socket
+    lock_file.truncate(0)
+    lock_file.write(f"{os.getpid()}\n")  # who serves it, for `kill $(cat ...lock)`
+    lock_file.flush()
+    try:
+        settings = load_settings(config_file=args.config)
+    except ConfigError as exc:
+        print(f"agent-memory hook helper: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, settings.log_format, settings.log_dir)
+    anyio.run(serve, settings, socket_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""`agent-memory hook claude-code` end to end: a subprocess per event as Claude Code runs it, the
+hook helper it starts, a real SQLite store, and the memory read back through the MCP tools."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from agent_memory.config import Settings
+from agent_memory.tools.server import create_server
+from tests.conftest import Agent, identity, make_settings
+from tests.hooks.helper import HookRunner, transcript_line
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def hooks(tmp_path: Path) -> Iterator[HookRunner]:
+    runner = HookRunner(tmp_path / "data")
+    try:
+        yield runner
+    finally:
+        runner.stop()
+
+
+@pytest.fixture
+def recalling(tmp_path: Path) -> Iterator[HookRunner]:
+    """With the embedding model, as installed by default (recall by meaning)."""
+    runner = HookRunner(tmp_path / "data", vector_backend="chroma")
+    try:
+        yield runner
+    finally:
+        runner.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    return root
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path / "data", agent_id="dev")
+
+
+def _event(name: str, project: Path, transcript: Path | None = None, session: str = "sess-1", **extra: object
+           ) -> dict:
+    return {"hook_event_name": name, "session_id": session, "cwd": str(project / "src"),
+            "transcript_path": str(transcript or project / "t.jsonl"), **extra}
+
+
+async def _items(settings: Settings, namespace: str, **filters: object) -> list[dict]:
+    async with Client(create_server(settings)) as client:
+        failed, data = await Agent(client, identity("dev")).crud(action="list", namespace=namespace,
+                                                                  filters=filters, limit=100)
+    assert not failed, data
+    return data["items"]
+
+
+async def test_capture_logs_new_turns_once_and_reflection_lands_in_the_project(
+        hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(
+        transcript_line("user", "I prefer pytest over unittest for every new test file.", n=1)
+        + json.dumps({"type": "attachment", "attachment": {"type": "hook_success", "content": "x"}}) + "\n"
+        + transcript_line("assistant", "Noted: pytest for new tests.", n=2)
+        + json.dumps({"type": "assistant", "message": {"id": "m3", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -q " + "x" * 500}}]},
+            "timestamp": "2026-11-25T10:00:02.000Z"}) + "\n"
+        + json.dumps({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "passed " * 400}]},
+            "timestamp": "2026-11-25T10:00:03.000Z"}) + "\n"
+        + transcript_line("user", "A subagent line that must be skipped.", n=4, isSidechain=True))
+    stop = _event("Stop", project, transcript)
+    done = hooks.run(stop)
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert hooks.run(stop).returncode == 0  # nothing new: nothing logged twice
+    turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="sess-1", layer="session")
+    contents = sorted(t["content"] for t in turns)
+    assert len(turns) == 4, contents
+    assert {t["namespace"] for t in turns} == {"dev/shop-api"}
+    stubs = [t for t in turns if "role:tool" in t["tags"]]
+    assert len(stubs) == 2 and all(len(t["content"]) < 200 for t in stubs)
+    assert not any("subagent" in c for c in contents)
+    # More turns later: only those are logged; SessionEnd reflects them into long-term memory.
+    with transcript.open("a") as out:
+        out.write(transcript_line("user", "We decided to deploy the shop API only on Tuesdays.", n=5))
+    done = hooks.run(_event("SessionEnd", project, transcript, reason="exit"))
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="sess-1", layer="session")
+    assert len(turns) == 5
+    facts = await _items(_settings(tmp_path), "dev/shop-api", layer="long_term")
+    assert any("pytest" in f["content"] for f in facts), facts
+    assert await _items(_settings(tmp_path), "dev", layer="long_term") == []  # not in the agent's root
+
+
+async def test_recall_injects_relevant_memory_framed_and_nothing_when_unrelated(
+        recalling: HookRunner, project: Path, tmp_path: Path) -> None:
+    hooks = recalling
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "I prefer pytest over unittest for every new test file.", n=1))
+    assert hooks.run(_event("SessionEnd", project, transcript, reason="exit")).returncode == 0
+    context = hooks.context(_event("UserPromptSubmit", project, session="sess-2",
+                                   prompt="Which test framework should the new test file use, pytest?"))
+    assert context.startswith("<recalled-memory") and context.endswith("</recalled-memory>")
+    assert "pytest" in context and "in dev/shop-api]" in context
+    assert len(context) <= 1200
+    assert hooks.context(_event("UserPromptSubmit", project, session="sess-2",
+                                prompt="What is the boiling point of water in Kelvin?")) == ""
+    start = hooks.context(_event("SessionStart", project, session="sess-3", source="startup"))
+    assert "pytest" in start and start.startswith("<recalled-memory")
+
+
+async def test_two_projects_never_mix(recalling: HookRunner, tmp_path: Path) -> None:
+    hooks = recalling
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    for root, fact in ((shop, "The shop database password rotation runs on Mondays."),
+                       (blog, "The blog is deployed with rsync to the static host.")):
+        (root / ".git").mkdir(parents=True)
+        transcript = root / "t.jsonl"
+        transcript.write_text(transcript_line("user", fact, n=1))
+        assert hooks.run(_event("SessionEnd", root, transcript, session=f"s-{root.name}")).returncode == 0
+    assert hooks.context(_event("UserPromptSubmit", blog, prompt="when does the shop database rotation run?")) == ""
+    assert "rsync" in hooks.context(_event("UserPromptSubmit", blog, prompt="how is the blog deployed? rsync?"))
+    assert "rsync" not in hooks.context(_event("SessionStart", shop, source="startup"))
+
+
+async def test_concurrent_capture_events_log_each_turn_once(hooks: HookRunner, project: Path,
+                                                            tmp_path: Path) -> None:
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text("".join(transcript_line("user", f"Step {n} of the migration is finished.", n=n)
+                                  for n in range(30)))
+    assert hooks.run(_event("Stop", project, transcript, session="warm")).returncode == 0  # helper up
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda _: hooks.run(_event("Stop", project, transcript)), range(4)))
+    assert all(r.returncode == 0 for r in runs)
+    turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="sess-1", layer="session")
+    assert sorted(t["content"] for t in turns) == sorted(f"Step {n} of the migration is finished." for n in range(30))
+
+
+async def test_offsets_survive_a_helper_restart(hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "First thing said.", n=1))
+    assert hooks.run(_event("Stop", project, transcript)).returncode == 0
+    hooks.stop()
+    hooks.runtime.mkdir(mode=0o700)
+    with transcript.open("a") as out:
+        out.write(transcript_line("user", "Second thing said.", n=2))
+    assert hooks.run(_event("Stop", project, transcript)).returncode == 0
+    turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="sess-1")
+    assert sorted(t["content"] for t in turns) == ["First thing said.", "Second thing said."]
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"hook_event_name": "UserPromptSubmit"}',
+                                   '{"hook_event_name": "Stop", "transcript_path": "/nonexistent/x.jsonl"}',
+                                   '{"hook_event_name": "Notification", "message": "hi"}'])
+def test_bad_or_unknown_events_never_break_the_host(hooks: HookRunner, stdin: str) -> None:
+    done = hooks.run(stdin)
+    assert done.returncode == 0 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) <= 1
+
+
+def test_a_bad_host_or_configuration_exits_0_with_one_line(hooks: HookRunner, tmp_path: Path) -> None:
+    done = hooks.run({"hook_event_name": "Stop"}, host="no-such-host")
+    assert (done.returncode, done.stdout) == (0, "") and len(done.stderr.strip().splitlines()) == 1
+    done = hooks.run({"hook_event_name": "UserPromptSubmit", "prompt": "hello there", "cwd": str(tmp_path)},
+                     env={"MEMORY_SYSTEM_TYPE": "sys9", "MEMORY_HOOK_TIME_LIMIT": "3"})
+    assert (done.returncode, done.stdout) == (0, "") and len(done.stderr.strip().splitlines()) == 1
+
+
+async def test_a_capture_event_the_helper_cannot_take_in_time_is_queued_not_lost(
+        hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "Remember that the cache TTL is 90 seconds.", n=1))
+    started = time.monotonic()
+    done = hooks.run(_event("Stop", project, transcript), env={"MEMORY_HOOK_TIME_LIMIT": "0.1"})
+    assert time.monotonic() - started < 5  # the hard limit holds while the helper is still starting
+    assert done.returncode == 0 and "queued" in done.stderr
+    for _ in range(200):
+        turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="sess-1")
+        if turns:
+            break
+        time.sleep(0.1)
+    assert [t["content"] for t in turns] == ["Remember that the cache TTL is 90 seconds."]
+
+
+def test_the_runtime_directory_must_be_private(hooks: HookRunner) -> None:
+    shared = hooks.runtime / "agent-memory"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    done = hooks.run({"hook_event_name": "UserPromptSubmit", "prompt": "anything"})
+    assert (done.returncode, done.stdout) == (0, "") and "private" in done.stderr
+
+
+async def test_gemini_cli_events_recall_and_capture(recalling: HookRunner, project: Path, tmp_path: Path) -> None:
+    hooks = recalling
+    after = {"hook_event_name": "AfterAgent", "session_id": "g-1", "cwd": str(project), "transcript_path": "",
+             "timestamp": "2026-11-25T10:00:00Z", "prompt": "Our CI runs on a self-hosted runner named forge-7.",
+             "prompt_response": "Understood: CI runs on forge-7."}
+    done = hooks.run(after, host="gemini-cli")
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    done = hooks.run({**after, "hook_event_name": "SessionEnd", "reason": "exit"}, host="gemini-cli")
+    assert done.returncode == 0, done.stderr
+    turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="g-1")
+    assert sorted(t["content"] for t in turns) == ["Our CI runs on a self-hosted runner named forge-7.",
+                                                   "Understood: CI runs on forge-7."]
+    done = hooks.run({"hook_event_name": "BeforeAgent", "session_id": "g-2", "cwd": str(project),
+                      "prompt": "Which runner does our CI use?"}, host="gemini-cli")
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent" and "forge-7" in out["additionalContext"]
