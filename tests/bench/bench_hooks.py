@@ -272,7 +272,7 @@ def recall_report(title: str, rows: list[dict]) -> None:
 
 
 def latency_report(times: dict[str, list[float]], order: list[str]) -> None:
-    print(f"\n{'hook latency (wall ms, subprocess)':<40}{'n':>6}{'p50':>9}{'p95':>9}{'max':>9}")
+    print(f"\n{'hook latency (wall ms, subprocess)':<58}{'n':>6}{'p50':>9}{'p95':>9}{'max':>9}")
     for label in order:
         values = times.get(label)
         if values:
