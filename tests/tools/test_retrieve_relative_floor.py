@@ -70,6 +70,26 @@ async def test_weak_memories_are_not_injected_beside_a_strong_one_by_default(ali
     assert data["withheld"] == 10 - len(data["items"])  # said, not silently left out
 
 
+@pytest.mark.parametrize("question", ["does alice have any food allergies?", "Does Alice have any food allergies?"])
+async def test_a_word_every_memory_holds_lifts_none_of_them(alice: Agent, question: str) -> None:
+    # Issue 23.4's example: of the query's words only "alice" is stored, and in every fact, so
+    # keyword search scores all ten alike; that tells none apart, so it counts for none and the
+    # meaning decides. The fact written just before the allergy may come along as its neighbour.
+    data = await by_meaning(alice, query=question)
+    assert data["items"][0]["content"] == ALLERGY
+    assert [item["content"] for item in data["items"][1:]] in ([], [ABOUT_ALICE[-1]])
+    assert data["withheld"] == 10 - len(data["items"])
+    for word in ("Spanish", "Lisbon", "cello", "marathon", "green", "engineer"):
+        assert word not in data["context"]
+    every = await by_meaning(alice, query=question, relative_floor=0)
+    assert len(every["items"]) == 10 and every["items"][0]["content"] == ALLERGY
+    for item in every["items"]:
+        parts = item["score_parts"]
+        assert parts["keyword"] == 0  # the same keyword score for every fact: no weight
+        # A neighbour adds at most the memory's own relevance: it never lifts one by itself.
+        assert parts["neighbors"] <= parts["relevance"] + 1e-4
+
+
 async def test_relative_floor_zero_injects_every_nearest_memory(alice: Agent) -> None:
     await by_meaning(alice, query=QUESTION)
     data = await by_meaning(alice, query=QUESTION, relative_floor=0)

@@ -58,6 +58,17 @@ def _normalise(values: dict[str, float]) -> dict[str, float]:
     return {k: max(v, 0.0) / top for k, v in values.items()} if top > 0 else {k: 0.0 for k in values}
 
 
+def _discriminating(values: dict[str, float]) -> dict[str, float]:
+    """BM25 above what every candidate has, scaled to the best: a keyword score that all the
+    candidates reach tells none of them apart (a query word in every one, such as the name of the
+    person a store is about), so it counts for none, and the meaning decides; all equal: 0 for all.
+    Usually some candidate (found by meaning) holds no query word, and this is `_normalise`."""
+    if not values:
+        return {}
+    low, high = max(min(values.values()), 0.0), max(values.values())
+    return {k: max(v - low, 0.0) / (high - low) for k, v in values.items()} if high > low else {k: 0.0 for k in values}
+
+
 def _min_max(values: dict[str, float]) -> dict[str, float]:
     """Spread over the candidates' own range (cosine has no natural zero between related and not)."""
     if not values:
@@ -95,7 +106,9 @@ def _mentions(content: str, patterns: list[tuple[str, re.Pattern[str]]]) -> floa
 def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, now_epoch: float,
          use_keyword: bool, use_semantic: bool) -> list[Candidate]:
     """Score every candidate (its score parts in `raw`, rounded in `parts`) and return them best first."""
-    keyword = _normalise({c.entry.id: c.keyword for c in candidates}) if use_keyword else {}
+    # With meaning in use, keyword scores count only above what every candidate has (see `_discriminating`).
+    scale = _discriminating if use_semantic else _normalise
+    keyword = scale({c.entry.id: c.keyword for c in candidates}) if use_keyword else {}
     semantic = _min_max({c.entry.id: c.semantic for c in candidates}) if use_semantic else {}
     w_kw = weights.keyword if use_keyword else 0.0
     w_sem = weights.semantic if use_semantic else 0.0
@@ -124,7 +137,9 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
                 if j is not None:
                     neighbour = max(neighbour, relevance[j] * fade)
         own = relevance[i]
-        smoothed = own + weights.neighbor * neighbour
+        # Capped at the entry's own relevance: neighbours can at most double what it matches itself,
+        # never lift an entry that matches nothing (a fact beside the answer, about something else).
+        smoothed = own + min(weights.neighbor * neighbour, own)
         recency = weights.recency * math.exp(-max(0.0, now_epoch - _epoch(e.updated_at)) * ln2 / half_life)
         priority = weights.priority * PRIORITY_VALUE[e.priority]
         confidence = weights.confidence * e.confidence
