@@ -82,12 +82,15 @@ def _parser() -> argparse.ArgumentParser:
     _add_settings(prune, *STORE, *RETENTION)
     erase = commands.add_parser(
         "erase", help="privacy erase: delete a namespace from SQLite and the vector index (audited)",
-        description="Deletes every entry of one namespace (with --cascade also every namespace under it, N/...) "
-                    "from SQLite and the vector index, one audit row per entry. Asks for confirmation unless "
-                    "--yes. Exit codes: 0 erased (or nothing to erase), 1 aborted or failed, 2 invalid arguments.")
+        description="Deletes every entry of one namespace (with --cascade also every namespace under it, N/...; "
+                    "with --session-id only that session's entries there) from SQLite and the vector index, one "
+                    "audit row per entry. Asks for confirmation unless --yes. Exit codes: 0 erased (or nothing to "
+                    "erase), 1 aborted or failed, 2 invalid arguments.")
     erase.add_argument("--scope", dest="erase_scope", required=True, choices=["agent", "team", "global"])
     erase.add_argument("--namespace", dest="erase_namespace", required=True)
     erase.add_argument("--cascade", action="store_true", help="also every namespace under it (N/...)")
+    erase.add_argument("--session-id", dest="erase_session", metavar="SESSION",
+                       help="only the entries of this session (session_id) in N (with --cascade: and under it)")
     erase.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     erase.add_argument("--dry-run", action="store_true", help="only list what would be erased")
     _add_settings(erase, *STORE, *INDEX)

@@ -61,12 +61,14 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
 
     configure_logging("warning", settings.log_format)
     scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
+    session = options.erase_session
     try:
-        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade))
+        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade, session))
     except InvalidParams as exc:
         print(f"agent-memory: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
-    where = f"{scope.value} namespace {namespace}" + (" and every namespace under it" if cascade else "")
+    where = (f"session {session} of " if session else "") + f"{scope.value} namespace {namespace}" + (
+        " and every namespace under it" if cascade else "")
     namespaces = sorted({v.namespace for v in planned})
     if options.dry_run:
         _print_victims(planned)
@@ -85,7 +87,7 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
             print("erase: aborted, nothing erased", file=sys.stderr)
             return EXIT_FAILED
     try:
-        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade))
+        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade, session))
     except OperationFailed as exc:
         print(f"agent-memory: erase: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -9,16 +9,20 @@ changed after it was planned for pruning is left alone (the next pass decides ag
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from agent_memory.core.clock import format_ts
+from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Layer, Scope
 from agent_memory.core.ports import PrunePolicy, PruneStore, Victim, WriteTransaction
 from agent_memory.core.rules import check_namespace
 from agent_memory.core.visibility import namespace_area
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")  # as core.sessions checks it
 
 BATCH = 200
 SYSTEM_AGENT = "system"
@@ -63,11 +67,14 @@ class PruneService:
             return victims
         return await self._delete(victims, actor, "prune", check_etag=True)
 
-    async def erase(self, scope: Scope, namespace: str, *, cascade: bool = False, dry_run: bool = False,
-                    actor: Actor = Actor(tool="erase", agent_id="operator")) -> list[Victim]:
-        """Privacy erase: every entry of a namespace (with `cascade`, also of `namespace/...`)."""
+    async def erase(self, scope: Scope, namespace: str, *, cascade: bool = False, session_id: str | None = None,
+                    dry_run: bool = False, actor: Actor = Actor(tool="erase", agent_id="operator")) -> list[Victim]:
+        """Privacy erase: every entry of a namespace (with `cascade`, also of `namespace/...`); with
+        `session_id`, only that session's entries there."""
         check_namespace(namespace)
-        victims = await self._store.namespace_entries(namespace_area(scope, namespace, cascade=cascade))
+        if session_id is not None and not SESSION_ID.match(session_id):
+            raise InvalidParams("session_id must be 1-128 characters of [A-Za-z0-9._:-]", field="session_id")
+        victims = await self._store.namespace_entries(namespace_area(scope, namespace, cascade=cascade), session_id)
         if dry_run or not victims:
             return victims
         return await self._delete(victims, actor, "erase", check_etag=False)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the readers are imported when used: the command line parses without them
     from agent_memory.importers.drafts import Bad, Draft
 
-FORMATS = ("export", "notes", "markdown", "kg-jsonl", "mem0", "basic-memory")
+FORMATS = ("export", "notes", "markdown", "kg-jsonl", "mem0", "basic-memory", "memorynode")
 FOLDER_FORMATS = ("markdown", "basic-memory")
 
 
 def read_lines(fmt: str, lines: Iterable[str]) -> Iterator[Draft | Bad]:
-    """Drafts of a line-based format (`notes`, `kg-jsonl`, `mem0`) from its lines."""
+    """Drafts of a line-based format (`notes`, `kg-jsonl`, `mem0`, `memorynode`) from its lines."""
     if fmt == "notes":
         from agent_memory.importers.notes import read_notes
 
@@ -33,6 +33,10 @@ def read_lines(fmt: str, lines: Iterable[str]) -> Iterator[Draft | Bad]:
         from agent_memory.importers.mem0 import read_mem0
 
         return read_mem0("".join(lines))
+    if fmt == "memorynode":
+        from agent_memory.importers.memorynode import read_memorynode
+
+        return read_memorynode("".join(lines))
     raise ValueError(f"{fmt} is not a line format")
 
 

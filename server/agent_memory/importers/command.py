@@ -33,7 +33,9 @@ DESCRIPTION = (
     "Other formats: notes (JSON lines of {content, optional id, tags, priority, confidence, layer, scope, "
     "namespace, team, created_at, updated_at, expires_at}), markdown (a folder of .md files, one entry per file), "
     "kg-jsonl (@modelcontextprotocol/server-memory's memory.jsonl), mem0 (get_all output), basic-memory (a "
-    "project folder). Defaults: priority medium, confidence 1.0, source import, the source's dates (else the "
+    "project folder), memorynode (MemoryNode records, v2 or legacy: each lands by its own scope, what it cannot "
+    "map is reported per record). Defaults: priority medium, confidence 1.0, source import, the source's dates "
+    "(else the "
     "file's time, else now). Ids derive from the source, so a re-import skips what is there. Bad items are "
     "reported on stderr and skipped; progress on stderr; one JSON summary line on stdout. Exit codes: 0 done, "
     "1 some items bad (the others imported), 2 invalid arguments or unreadable input. README: Importing from "
@@ -44,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of `agent-memory import` (the store settings are added by the caller)."""
     from agent_memory.importers import FORMATS
 
-    parser.add_argument("file", nargs="?", help="the input: a file (default: stdin) for export, notes, kg-jsonl "
-                                                "and mem0; a folder or one .md file for markdown and basic-memory")
+    parser.add_argument("file", nargs="?", help="the input: a file (default: stdin) for export, notes, kg-jsonl, "
+                                                "mem0 and memorynode; a folder or one .md file for markdown and "
+                                                "basic-memory")
     parser.add_argument("--from", dest="import_format", choices=FORMATS, default="export", metavar="FORMAT",
                         help=f"the input's format: {', '.join(FORMATS)} (default: export)")
     parser.add_argument("--skip-bad", action="store_true",
@@ -76,7 +79,7 @@ def export_misuse(options: argparse.Namespace) -> str | None:
                                     ("--layer", "import_layer"), ("--tag", "import_tags"))
             if getattr(options, dest, None)]
     if used and getattr(options, "import_format", "export") == "export":
-        return f"{', '.join(used)}: only for --from notes, markdown, kg-jsonl, mem0 and basic-memory " \
+        return f"{', '.join(used)}: only for --from notes, markdown, kg-jsonl, mem0, basic-memory and memorynode " \
                "(export records keep their own scope, namespace, layer and tags)"
     return None
 
@@ -155,7 +158,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
         print(f"agent-memory: import: {exc}", file=sys.stderr)
         return EXIT_USAGE
     tally, limits, now = ImportTally(read=len(items)), Limits(max_content_chars=settings.max_content_chars), utc_now()
-    placed, first_seen = [], {}
+    placed, first_seen, unmapped = [], {}, []
     for item in items:
         if isinstance(item, Bad):
             tally.bad.append((item.where, item.why))
@@ -170,6 +173,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
             continue
         first_seen[entry.id] = item.where
         placed.append((item.where, entry))
+        unmapped += [(item.where, note) for note in item.notes]
 
     def progress(done: ImportTally) -> None:
         _say(f"{done.imported + done.present}/{len(placed)} entries ({done.imported} new, "
@@ -189,6 +193,8 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
         _say(f"{where}: {why}")
     for where, first in tally.repeated:
         _say(f"{where}: the same memory as {first}, skipped")
+    for where, note in unmapped:
+        _say(f"{where}: {note}")
     landed = landing(tally)
     _say(f"done, {tally.imported} entries imported, {tally.present} already stored, {len(tally.repeated)} repeated, "
          f"{len(tally.bad)} bad skipped" + (f", {tally.redacted} secrets redacted" if tally.redacted else ""))
@@ -202,7 +208,8 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
                       "team": None if target.scope.value == "global" else target.team, "agent_id": target.agent_id,
                       "read": tally.read, "imported": tally.imported, "already_stored": tally.present,
                       "repeated": len(tally.repeated), "bad": len(tally.bad), "redacted": tally.redacted,
-                      "landed": landed}), flush=True)
+                      "landed": landed} | ({"not_mapped": len(unmapped)} if target.format == "memorynode" else {})),
+          flush=True)
     return EXIT_FAILED if tally.bad else EXIT_OK
 
 

@@ -23,7 +23,8 @@ class Draft:
     `where` names its place in the input (`line 3`, `record 2`, `notes/a.md`) for reports and audit.
     `key` is its identity in the source (an id, a path, an entity and observation): the entry id
     is derived from it, so importing the same input again finds the entries already there.
-    `subspace` is appended under the target namespace (mem0's user/agent/run). The other fields
+    `subspace` is appended under the target namespace (mem0's user/agent/run, a MemoryNode's scope
+    path). `notes` say what of the source the reader could not keep (reported per item). The other fields
     are optional overrides of the target's defaults; dates are ISO-8601 text, checked at placement.
     """
 
@@ -41,6 +42,9 @@ class Draft:
     namespace: str | None = None
     team: str | None = None
     subspace: str | None = None
+    session_id: str | None = None
+    ttl_seconds: float | None = None  # counted from created_at when expires_at is not given
+    notes: tuple[str, ...] = ()  # what the reader could not map (reported, the draft is still imported)
 
 
 @dataclass(frozen=True, slots=True)

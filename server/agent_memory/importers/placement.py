@@ -15,9 +15,9 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from agent_memory.core.clock import format_ts
+from agent_memory.core.clock import format_ts, parse_ts
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
@@ -35,7 +35,7 @@ from agent_memory.importers.drafts import Draft
 from agent_memory.importers.entry_checks import check_entry, check_identity
 
 GLOBAL_NAMESPACE = "global"
-_NOT_STORED = ("where", "key")  # a draft's place in the input and its identity in the source (only hashed)
+_NOT_STORED = ("where", "key", "notes")  # its place in the input, its source identity (only hashed), reports
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +115,19 @@ def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
         raise ValueError(exc.message) from None
     created = _stamp(draft.created_at, "created_at") or format_ts(now)
     updated = max(_stamp(draft.updated_at, "updated_at") or created, created)  # never before its creation
+    expires = _stamp(draft.expires_at, "expires_at")
+    if expires is None and draft.ttl_seconds is not None:
+        try:
+            expires = format_ts(parse_ts(created) + timedelta(seconds=draft.ttl_seconds))
+        except OverflowError:
+            raise ValueError(f"ttl of {draft.ttl_seconds:g} seconds ends after the year 9999") from None
     return check_entry(Entry(
         id=stable_id(target.format, scope, namespace, team, draft.key), scope=scope, namespace=namespace, team=team,
         owner_agent_id=target.agent_id, content=content, tags=_tags(target.tags, draft.tags),
         priority=_choice(Priority, draft.priority or "medium", "priority"), source=Source.IMPORT,
         confidence=confidence, layer=_choice(Layer, draft.layer, "layer") if draft.layer else target.layer,
-        created_at=created, updated_at=updated, expires_at=_stamp(draft.expires_at, "expires_at"),
-        version=1, etag=new_etag(),
+        created_at=created, updated_at=updated, expires_at=expires, version=1, etag=new_etag(),
+        session_id=draft.session_id,
     ))
 
 

@@ -56,12 +56,13 @@ async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
         return await records.pruner().prune(dry_run=dry_run)
 
 
-async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool) -> list[Victim]:
+async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool,
+                     session_id: str | None = None) -> list[Victim]:
     async with open_records(settings) as records:
-        return await records.pruner().erase(scope, namespace, cascade=cascade, dry_run=True)
+        return await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id, dry_run=True)
 
 
-async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
+async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool, session_id: str | None = None,
                 wait_seconds: float = 30.0) -> tuple[list[Victim], str]:
     """Privacy erase from the record store, then from the vector index, in time proportional to
     what it erases, however far behind the index is. Each transaction deletes entries, drops what
@@ -73,7 +74,7 @@ async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
     and its vectors go first when the next server starts. Returns what was erased and what
     happened to the vectors."""
     async with open_records(settings) as records:
-        erased = await records.pruner().erase(scope, namespace, cascade=cascade)
+        erased = await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id)
         if not erased:
             return erased, "nothing to erase"
         return erased, await _purge_vectors(settings, records, [v.entry_id for v in erased], wait_seconds)

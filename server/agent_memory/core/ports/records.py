@@ -176,6 +176,7 @@ class PruneStore(Protocol):
         Never pending conflict entries, nor entries that pending conflicts refer to."""
         ...
 
-    async def namespace_entries(self, area: Area) -> list[Victim]:
-        """Every entry inside `area` (a namespace, and with its subtree, every namespace under it)."""
+    async def namespace_entries(self, area: Area, session_id: str | None = None) -> list[Victim]:
+        """Every entry inside `area` (a namespace, and with its subtree, every namespace under it);
+        with `session_id`, only those of that session."""
         ...

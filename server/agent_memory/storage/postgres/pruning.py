@@ -63,8 +63,10 @@ class PostgresPruneStore(PostgresEntryRepository):
 
         return await self._db.read(plan, snapshot=True)
 
-    async def namespace_entries(self, area: Area) -> list[Victim]:
+    async def namespace_entries(self, area: Area, session_id: str | None = None) -> list[Victim]:
         where, params = area_clause([area])
+        if session_id is not None:
+            where, params = f"({where}) AND session_id = %s", [*params, session_id]
         rows = await self._db.read(lambda conn: conn.execute(
             f"{_VICTIM} WHERE {where} ORDER BY namespace, created_at", params).fetchall())
         return [Victim(r[0], r[1], r[2], r[3], "erase") for r in rows]

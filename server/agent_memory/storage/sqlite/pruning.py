@@ -56,8 +56,10 @@ class SqlitePruneStore(SqliteEntryRepository):
                         excess -= 1
         return list(chosen.values())
 
-    async def namespace_entries(self, area: Area) -> list[Victim]:
+    async def namespace_entries(self, area: Area, session_id: str | None = None) -> list[Victim]:
         where, params = area_clause([area])
+        if session_id is not None:
+            where, params = f"({where}) AND session_id = ?", [*params, session_id]
         async with self._db.reading() as conn:
             rows = await conn.execute_fetchall(
                 f"SELECT id, scope, namespace, etag FROM entries WHERE {where} ORDER BY namespace, created_at", params)
