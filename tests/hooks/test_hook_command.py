@@ -216,3 +216,28 @@ async def test_gemini_cli_events_recall_and_capture(recalling: HookRunner, proje
                       "prompt": "Which runner does our CI use?"}, host="gemini-cli")
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "BeforeAgent" and "forge-7" in out["additionalContext"]
+
+
+def test_the_helper_survives_what_any_local_client_sends(hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    import socket
+
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "The nightly job starts at 01:30.", n=1))
+    assert hooks.run(_event("Stop", project, transcript)).returncode == 0  # the helper is up
+    (path,) = list(hooks.runtime.rglob("*.sock"))
+    for payload in (b"", b"\xff\xfe not json", b"[]", b'{"event": 5}', b"{" * 100_000, b"[" * 100_000, b"x" * 3_000_000):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(30)
+            conn.connect(str(path))
+            try:
+                conn.sendall(payload)
+                conn.shutdown(socket.SHUT_WR)
+                conn.recv(65536)
+            except OSError:
+                pass  # the helper may close on an oversized request: it must only stay up
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:  # connects and never sends
+        conn.connect(str(path))
+        with transcript.open("a") as out:
+            out.write(transcript_line("user", "The weekly job starts on Sundays.", n=2))
+        done = hooks.run(_event("Stop", project, transcript))
+    assert (done.returncode, done.stderr) == (0, "")

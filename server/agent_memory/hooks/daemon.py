@@ -79,6 +79,13 @@ class Helper:
         return {"stdout": host_output(host, name, context), "note": note}
 
     async def serve_one(self, stream: SocketStream) -> None:
+        """One hook's request. Nothing a client sends or fails to send may stop the helper."""
+        try:
+            await self._serve_one(stream)
+        except Exception:
+            log.warning("hook_request_dropped", exc_info=True)
+
+    async def _serve_one(self, stream: SocketStream) -> None:
         async with stream:
             self.last_request = time.monotonic()
             try:
@@ -86,7 +93,7 @@ class Helper:
                 request = json.loads(raw)
                 if not isinstance(request, dict):
                     raise ValueError("not an object")
-            except (ValueError, anyio.EndOfStream, anyio.BrokenResourceError):
+            except (ValueError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError):
                 await _send(stream, {"stdout": "", "note": "unreadable request"})
                 return
             # The work finishes even when the hook process gave up waiting (a capture event's turns
