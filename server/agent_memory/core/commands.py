@@ -26,7 +26,7 @@ class NewEntry:
     tags: tuple[str, ...] = ()
     priority: Priority = Priority.MEDIUM
     source: Source = Source.MANUAL
-    confidence: float = 1.0
+    confidence: float | None = None  # None: the source's default (core/confidence.py)
     layer: Layer | None = None
     expires_at: str | None = None
     ttl_seconds: int | None = None

@@ -12,6 +12,7 @@ from agent_memory.core.audit import audit_event
 from agent_memory.core.changes import apply_change, redact_change
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.confidence import confidence_of
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
 from agent_memory.core.entry_access import visible_entry
 from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
@@ -21,7 +22,6 @@ from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
 from agent_memory.core.rules import (
     MAX_TAG_CHARS,
     Limits,
-    check_confidence,
     check_content,
     check_key,
     check_tags,
@@ -96,10 +96,10 @@ class CrudService:
         now = self._clock()
         stamp = format_ts(now)
         entry = Entry(
-            id=new_entry_id(), scope=scope, namespace=namespace,
+            id=new_entry_id(), scope=scope, namespace=namespace, source=item.source,
             team=permissions.entry_team_for(call.caller, scope, namespace), owner_agent_id=call.caller.agent_id,
             content=check_content(item.content, self._limits), tags=check_tags(item.tags), priority=item.priority,
-            source=item.source, confidence=check_confidence(item.confidence), layer=required_layer(scope, item.layer),
+            confidence=confidence_of(item.source, item.confidence), layer=required_layer(scope, item.layer),
             created_at=stamp, updated_at=stamp, expires_at=expiry(now, item.expires_at, item.ttl_seconds),
             version=1, etag=new_etag(), key=check_key(item.key),
         )

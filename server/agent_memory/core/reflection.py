@@ -12,7 +12,7 @@ remember, then compared with the agent's current facts and rules by meaning (the
 cosine; by word overlap while the model is not loaded here, and the result says so). Only
 statements about the same subject are ever merged (`subjects`: server alpha is not server bravo,
 the user's partner is not the user). A restatement reinforces the existing entry (confidence up,
-`updated_at`, version and etag new) instead of adding a copy; a change of mind about the same
+`confidence.reinforce`; `updated_at`, version and etag new) instead of adding a copy; a change of mind about the same
 subject is stored and supersedes the old entry, which is kept (listable, readable, audited) with
 `superseded_by` set and leaves retrieval. Nothing is ever deleted here.
 """
@@ -26,6 +26,7 @@ from datetime import datetime
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
+from agent_memory.core.confidence import SUPPLIED, reinforce
 from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
 from agent_memory.core.context import near_duplicate
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
@@ -46,7 +47,6 @@ from agent_memory.core.rules import Limits, check_content
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionService, check_session_id, session_key, turn_of
 
-SUPPLIED_CONFIDENCE = 0.9
 DUPLICATE_SIMILARITY = 0.8
 LEXICAL = "duplicates and changes were matched by wording only: {reason}"
 
@@ -89,11 +89,6 @@ class Plan:
             self.fresh.append(Planned(insight, layer, None, earlier, reason))
         else:
             self.fresh.append(Planned(insight, layer, supersedes, None, reason))
-
-
-def reinforce(old: float, new: float) -> float:
-    """Confidence after a fact is stated again: independent evidence combined."""
-    return round(1.0 - (1.0 - old) * (1.0 - new), 4)
 
 
 class ReflectionService:
@@ -193,7 +188,7 @@ class ReflectionService:
             for index, text in enumerate(texts):
                 if not isinstance(text, str) or not text.strip():
                     raise InvalidParams(f"{kind}s[{index}] must be non-empty text", field=f"{kind}s", index=index)
-                out.append(Insight(kind, check_content(text.strip(), self._limits), SUPPLIED_CONFIDENCE, "supplied"))
+                out.append(Insight(kind, check_content(text.strip(), self._limits), SUPPLIED, "supplied"))
         return out
 
     async def _store_insights(self, call: Call, namespace: str, key: SessionKey, plan: Plan, mark: int,
@@ -230,7 +225,9 @@ class ReflectionService:
                 if tx.replace(marked, expected_etag=old.etag):
                     superseded.append(old.id)
                     tx.audit(audit_event(call, "supersede", Scope.AGENT, namespace, old.id, "ok", now,
-                                         session_id=key.session_id, superseded_by=entry.id, reason=planned.reason))
+                                         session_id=key.session_id, superseded_by=entry.id, reason=planned.reason,
+                                         confidence=old.confidence, superseded_by_confidence=entry.confidence))
+            before: dict[str, float] = {}  # reinforced entry id -> its confidence before
             for entry_id, confidence in plan.repeats.items():
                 current = tx.get(entry_id)
                 if current is None or current.superseded_by is not None:
@@ -240,11 +237,13 @@ class ReflectionService:
                 if tx.replace(again, expected_etag=current.etag):
                     stored.append(again)
                     updated.append(entry_id)
+                    before[entry_id] = current.confidence
             for entry in stored:
                 tx.enqueue_vector(entry, "upsert")
                 tx.audit(audit_event(call, "reflect", Scope.AGENT, namespace, entry.id, "ok", now,
                                      session_id=key.session_id, engine=engine, updated=entry.id in updated,
-                                     consolidation=plan.method))
+                                     consolidation=plan.method, confidence=entry.confidence,
+                                     **({"previous_confidence": before[entry.id]} if entry.id in before else {})))
             return stored, updated, superseded
 
         return await self._store.transact(work)

@@ -21,6 +21,7 @@ from agent_memory.core import permissions
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
+from agent_memory.core.confidence import SUMMARY, default_confidence
 from agent_memory.core.errors import Forbidden, InvalidParams, NotImplementedByBackend
 from agent_memory.core.extract import ROLES, Turn
 from agent_memory.core.ids import new_entry_id, new_etag
@@ -160,10 +161,11 @@ class SessionService:
         if cut:
             content = content[: self._limits.turn_max_chars - 1] + "…"
         tags, in_tags = self._redactor.texts((f"role:{turn.role}",) + ((f"name:{turn.name}",) if turn.name else ()))
+        source = Source.TOOL if turn.role == "tool" else Source.MANUAL
         entry = Entry(
             id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
             owner_agent_id=call.caller.agent_id, content=content, tags=tags, priority=Priority.MEDIUM,
-            source=Source.TOOL if turn.role == "tool" else Source.MANUAL, confidence=1.0, layer=Layer.SESSION,
+            source=source, confidence=default_confidence(source), layer=Layer.SESSION,
             created_at=at, updated_at=now, expires_at=None, version=1, etag=new_etag(), session_id=session_id,
         )
         return entry, cut, found + in_tags
@@ -229,7 +231,7 @@ class SessionService:
             id=new_entry_id(), scope=Scope.AGENT, namespace=namespace, team=call.caller.team,
             owner_agent_id=call.caller.agent_id, content=content,
             tags=(COMPACTION_TAG, f"turns:{ordinals[0]}-{ordinals[-1]}"), priority=Priority.MEDIUM,
-            source=Source.REFLECTION, confidence=0.9, layer=Layer.SESSION,
+            source=Source.REFLECTION, confidence=SUMMARY, layer=Layer.SESSION,
             # Dated like the last turn it covers, so lists and recency place it where those turns were.
             created_at=part[-1][2].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
             session_id=session_id,

@@ -32,7 +32,9 @@ class CreateItem(StrictModel):
     tags: list[str] | None = Field(None, description="At most 32 tags.")
     priority: PriorityName | None = None
     source: SourceName | None = None
-    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    confidence: float | None = Field(None, ge=0.0, le=1.0,
+                                     description="How sure this is, 0.0-1.0. Default by source: manual, tool and "
+                                                 "import 1.0, reflection 0.9.")
     layer: LayerName | None = Field(None, description="Required for team and global scope.")
     expires_at: str | None = Field(None, description="ISO-8601 expiry (or give ttl_seconds).")
     ttl_seconds: int | None = Field(None, gt=0)
@@ -53,7 +55,7 @@ class UpdateItem(StrictModel):
     content: str | None = None
     tags: list[str] | None = None
     priority: PriorityName | None = None
-    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    confidence: float | None = Field(None, ge=0.0, le=1.0, description="How sure this is, 0.0-1.0.")
     layer: LayerName | None = None
     expires_at: str | None = None
 

@@ -195,7 +195,7 @@ def _new_entry(item: CreateItem, args: MemoryCrudArgs) -> NewEntry:
         tags=tuple(item.tags or ()),
         priority=Priority(item.priority or "medium"),
         source=Source(item.source or "manual"),
-        confidence=1.0 if item.confidence is None else item.confidence,
+        confidence=item.confidence,
         layer=Layer(layer) if layer else None,
         expires_at=item.expires_at,
         ttl_seconds=item.ttl_seconds,

@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
+from agent_memory.core.confidence import SAMPLED
 from agent_memory.core.extract import Insight, Turn
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import DistillFailed
@@ -71,8 +72,8 @@ def parse_distillation(text: str, max_items: int, known_ids: set[str] | frozense
         if not isinstance(items, list):
             raise DistillFailed(f"'{key}' in the model's answer was not a list")
         for item in items:
-            content, confidence = (item, 0.7) if isinstance(item, str) else (
-                (item.get("content"), item.get("confidence", 0.7)) if isinstance(item, dict) else (None, None))
+            content, confidence = (item, SAMPLED) if isinstance(item, str) else (
+                (item.get("content"), item.get("confidence", SAMPLED)) if isinstance(item, dict) else (None, None))
             # the text rule (core/text.py): "\u0000" or a lone "\ud800" decodes to text no store holds
             if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
                     or not is_storable(content):
