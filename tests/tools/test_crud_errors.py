@@ -144,7 +144,7 @@ async def test_fuzzed_arguments_always_get_a_spec_shaped_answer(agent: Agent) ->
         if rng.random() < 0.7:
             arguments["action"] = rng.choice(["create", "read", "update", "delete", "list", "promote"])
         failed, data = await agent.crud(**arguments)
-        assert set(data) == {"items", "errors", "next_cursor", "has_more"}
+        assert set(data) == {"items", "errors", "next_cursor", "has_more", "redacted"}
         for error in data["errors"]:
             assert set(error) == {"code", "message", "details"} and error["code"] in SPEC_CODES
             assert error["code"] != "INTERNAL", (arguments, error)
