@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from agent_memory.core.budget import shares_text
 from agent_memory.core.errors import Forbidden
 from agent_memory.core.identity import parse_identity
 from agent_memory.core.models import Caller, Skill
@@ -92,6 +93,8 @@ class Settings:
                                         "memory_retrieve: default size of the context block, in characters")
     injection_per_entry_max_chars: int = _setting(800, _int_between(20, 100_000),
                                                   "memory_retrieve: default cut of each memory, in characters")
+    retrieval_budget_shares: str = _setting("agent=0.4,team=0.4,global=0.2", shares_text, "memory_retrieve: "
+                                            "default budget_shares, the split of the context budget by tier")
     retrieval_min_score: float = _setting(0.45, _float_between(0, 1),
                                           "memory_retrieve: relevance floor on score_parts.match (0 = off)")
     retrieval_relative_floor: float = _setting(

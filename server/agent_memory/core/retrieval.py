@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from agent_memory.core.audit import audit_event
+from agent_memory.core.budget import Shares, allocate
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, distinct
@@ -46,6 +47,7 @@ class RetrievalRequest:
     since: str | None = None  # ISO-8601: only memories dated (created_at) at or after this
     until: str | None = None  # ISO-8601: only memories dated before this (a bare date: to its end)
     include_superseded: bool = False
+    budget_shares: Shares | None = None  # max_chars split by tier (core/budget.py); None: one budget, best first
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +250,8 @@ class RetrievalService:
         mark = time.perf_counter()
         kept, weak = _near_the_best(distinct(ranked, lambda c: c.entry.content, request.limit), relative)
         lines = [ContextLine(c.entry, *compress(c.entry, request.per_entry_max_chars)) for c in kept]
-        context, used, dropped = assemble(lines, request.max_chars)
+        context, used, dropped = (allocate(lines, request.max_chars, request.budget_shares) if request.budget_shares
+                                  else assemble(lines, request.max_chars))
         by_id = {c.entry.id: c for c in kept}
         items = [RetrievedItem(entry=line.entry, text=line.text, truncated=line.truncated, score=round(
             by_id[line.entry.id].score, DECIMALS), parts=by_id[line.entry.id].parts) for line in used]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -39,6 +39,11 @@ class MemoryRetrieveArgs(StrictModel):
                                                                "turn's `at`).")
     until: str | None = Field(None, max_length=64, description="Only memories dated before this ISO-8601 date-time "
                                                                "(a bare date includes that whole day).")
+    budget_shares: dict[ScopeName, Annotated[float, Field(ge=0.0, allow_inf_nan=False)]] | None = Field(
+        None, description="How max_chars is split across agent, team and global memory, e.g. {\"agent\": 0.4, "
+                          "\"team\": 0.4, \"global\": 0.2}: shares >= 0, normalised (a tier not named: 0); a tier "
+                          "that needs less leaves the rest to the others in proportion. Default "
+                          "MEMORY_RETRIEVAL_BUDGET_SHARES.")
     include_superseded: bool = Field(False, description="Also facts a later fact changed (superseded_by set): "
                                                          "the whole chain, old facts beside the ones that replaced "
                                                          "them (whose supersedes names them).")

@@ -7,6 +7,7 @@ from typing import Any
 import structlog
 
 from agent_memory.config import Settings
+from agent_memory.core.budget import budget_shares, shares_of
 from agent_memory.core.commands import Call
 from agent_memory.core.models import Layer, Scope
 from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
@@ -27,6 +28,9 @@ Args:
     limit: how many memories (default 10, max 50).
     mode: hybrid (default), semantic or keyword.
     max_chars / max_tokens / per_entry_max_chars: the budget of the whole block and of each memory.
+    budget_shares: how the block's budget is split across your agent memory, your team's and
+        global, e.g. {"agent": 0.4, "team": 0.4, "global": 0.2} (the default); a tier that needs
+        less leaves the rest to the others.
     min_score: the relevance floor (0..1) on score_parts.match, the larger of a memory's cosine
         similarity and its keyword coverage; when no memory reaches it, nothing is returned.
     relative_floor: 0..1; memories scoring under this share of the best memory's score are left
@@ -61,6 +65,8 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         since=args.since,
         until=args.until,
         include_superseded=args.include_superseded,
+        budget_shares=(shares_of(settings.retrieval_budget_shares) if args.budget_shares is None
+                       else budget_shares(args.budget_shares)),
     )
     result = await service.retrieve(call, request)
     structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,
