@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "tests" / "bench"
 README = (ROOT / "README.md").read_text()
-NEEDS_LOCOMO = ["bench_locomo.py", "bench_retrieve.py", "bench_reflect.py", "bench_selective.py", "bench_pg_keyword.py"]
+NEEDS_LOCOMO = ["bench_locomo.py", "bench_retrieve.py", "bench_reflect.py", "bench_selective.py", "bench_pg_keyword.py",
+                "bench_hooks.py"]
 
 
 @pytest.mark.parametrize("script", NEEDS_LOCOMO)
