@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.models import Layer, Scope
+from agent_memory.core.models import Domain, Layer, Scope
 from agent_memory.core.rules import Limits
 from agent_memory.importers import read_lines
 from agent_memory.importers.drafts import Bad, Draft
@@ -44,7 +44,8 @@ def test_the_fixture_lands_by_scope_level_with_provenance_and_retention() -> Non
     assert (session.created_at, session.updated_at, session.confidence) == (
         "2025-03-04T09:14:30.000000Z", "2025-03-05T10:00:00.000000Z", 0.9)
     assert session.expires_at == "2025-04-03T09:14:30.000000Z"  # ttlSec 30 days from the provenance timestamp
-    assert session.tags == ("org:acme", "role:reviewer", "project:billing", "session:s-42", "domain:user_pref",
+    assert session.domain is Domain.USER_PREF  # the field, not a tag
+    assert session.tags == ("org:acme", "role:reviewer", "project:billing", "session:s-42",
                             "source:chat", "read-agent:planner", "read-agent:coder", "read-user:u-7")
     assert session.source.value == "import" and session.owner_agent_id == "alice"
 
@@ -59,7 +60,7 @@ def test_the_fixture_lands_by_scope_level_with_provenance_and_retention() -> Non
     legacy = entries["record 5"]  # sourceId, confidenceScore, ttlSec
     assert (legacy.namespace, legacy.confidence, legacy.expires_at) == (
         "red/org/acme/project/billing", 0.6, "2025-11-20T16:45:00.000000Z")
-    assert "source:wiki:deploys" in legacy.tags and "domain:code_context" in legacy.tags
+    assert "source:wiki:deploys" in legacy.tags and legacy.domain is Domain.CODE_CONTEXT
     notes = {d.where: d.notes for d in drafts}
     assert notes["record 1"] == ("access.read (kept as tags read-agent:/read-user:, not enforced)",)
     assert notes["record 5"] == ("metadata.owner not mapped",)

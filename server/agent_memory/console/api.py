@@ -13,7 +13,7 @@ from starlette.requests import Request
 from agent_memory.bootstrap import App, local_vector_dir
 from agent_memory.console.auth import SignedIn
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
-from agent_memory.core.models import Layer, ListFilters, Scope, Skill, Source
+from agent_memory.core.models import Domain, Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
 from agent_memory.core.reconcile import Choice, reconcile
 from agent_memory.core.trail import visible_trail
@@ -137,6 +137,7 @@ async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
         source=_choice(q.get("source"), Source, "source"),
         owner_agent_id=q.get("owner") or None,
         conflict=_flag(q.get("conflict"), "conflict"),
+        domain=_choice(q.get("domain"), Domain, "domain"),
     )
     page = await app.browse.browse(signed.call("list"), scopes=(scope,) if scope else (),
                                    namespace=(q.get("namespace") or "").strip("/") or None, filters=filters,

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import EntryChange
+from agent_memory.core.domains import domain_of
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Layer
 from agent_memory.core.rules import (
@@ -40,6 +41,8 @@ def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Lim
     if "layer" in fields:
         layer = fields["layer"]
         updates["layer"] = required_layer(current.scope, layer if isinstance(layer, Layer) else None)
+    if "domain" in fields:
+        updates["domain"] = domain_of(fields["domain"], "domain")
     if "expires_at" in fields:
         value = fields["expires_at"]
         updates["expires_at"] = None if value is None else expiry(now, str(value), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_memory.core.models import Caller, Layer, Priority, Scope, Source
+from agent_memory.core.models import Caller, Domain, Layer, Priority, Scope, Source
 from agent_memory.core.secrets import Tally
 
 
@@ -31,12 +31,13 @@ class NewEntry:
     expires_at: str | None = None
     ttl_seconds: int | None = None
     key: str | None = None  # a stable name: a create of a key already held updates that entry
+    domain: Domain | None = None  # what it is about (core/domains.py)
 
 
 @dataclass(frozen=True, slots=True)
 class EntryChange:
     """An update: `changes` holds only the fields the caller sent (content, tags, priority,
-    confidence, layer, expires_at)."""
+    confidence, layer, expires_at, domain)."""
 
     id: str
     changes: Mapping[str, object] = field(default_factory=dict)

@@ -14,6 +14,7 @@ from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.confidence import confidence_of
 from agent_memory.core.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.domains import domain_of
 from agent_memory.core.entry_access import visible_entry
 from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
 from agent_memory.core.ids import new_entry_id, new_etag
@@ -33,7 +34,7 @@ from agent_memory.core.rules import (
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.visibility import can_read, listing_area
 
-UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at"})
+UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at", "domain"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ class CrudService:
             content=check_content(item.content, self._limits), tags=check_tags(item.tags), priority=item.priority,
             confidence=confidence_of(item.source, item.confidence), layer=required_layer(scope, item.layer),
             created_at=stamp, updated_at=stamp, expires_at=expiry(now, item.expires_at, item.ttl_seconds),
-            version=1, etag=new_etag(), key=check_key(item.key),
+            version=1, etag=new_etag(), key=check_key(item.key), domain=domain_of(item.domain, "domain"),
         )
         entry, found = self._redactor.entry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
 

@@ -44,6 +44,16 @@ class Source(StrEnum):
     IMPORT = "import"
 
 
+class Domain(StrEnum):
+    """What a memory is about (an entry's optional `domain`)."""
+
+    USER_PREF = "user_pref"
+    SYSTEM_FACT = "system_fact"
+    SESSION_SUMMARY = "session_summary"
+    AGENT_EVAL = "agent_eval"
+    CODE_CONTEXT = "code_context"
+
+
 class Skill(StrEnum):
     CRUD = "memory_crud"
     RETRIEVE = "memory_retrieve"
@@ -96,6 +106,7 @@ class Entry:
     compacted: bool = False  # a session turn folded into a summary: kept, listable, not retrieved
     superseded_by: str | None = None  # a fact a later one changed: kept, listable, not retrieved by default
     key: str | None = None  # a stable name, unique within (scope, namespace, team) among non-conflict entries
+    domain: Domain | None = None  # what it is about (user_pref, system_fact, ...); None: unclassified
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +124,7 @@ class ListFilters:
     created_before: str | None = None
     include_expired: bool = False
     key: str | None = None
+    domain: Domain | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from agent_memory.core.commands import Call
 from agent_memory.core.confidence import SUPPLIED, reinforce
 from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
 from agent_memory.core.context import near_duplicate
+from agent_memory.core.domains import insight_domain
 from agent_memory.core.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.extract import Insight, extract
 from agent_memory.core.fillers import clean_statement
@@ -202,7 +203,7 @@ class ReflectionService:
                 owner_agent_id=call.caller.agent_id, content=insight.content,
                 tags=("reflection", f"kind:{insight.category}"), priority=Priority.MEDIUM, source=Source.REFLECTION,
                 confidence=insight.confidence, layer=planned.layer, created_at=now, updated_at=now, expires_at=None,
-                version=1, etag=new_etag(), session_id=key.session_id,
+                version=1, etag=new_etag(), session_id=key.session_id, domain=insight_domain(insight),
             )
 
         def work(tx: SessionTransaction) -> tuple[list[Entry], list[str], list[str]]:

@@ -15,7 +15,7 @@ from agent_memory.core.commands import Call
 from agent_memory.core.context import ContextLine, assemble, compress, distinct
 from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.core.lineage import Replaced, replaced_facts
-from agent_memory.core.models import Entry, Layer, Scope
+from agent_memory.core.models import Domain, Entry, Layer, Scope
 from agent_memory.core.ports import (
     AuditSink,
     CandidateFilter,
@@ -48,6 +48,7 @@ class RetrievalRequest:
     until: str | None = None  # ISO-8601: only memories dated before this (a bare date: to its end)
     include_superseded: bool = False
     budget_shares: Shares | None = None  # max_chars split by tier (core/budget.py); None: one budget, best first
+    domains: tuple[Domain, ...] = ()  # only memories of these domains (empty: any, or none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +140,7 @@ class RetrievalService:
         since, until = date_range(request.since, request.until)
         filters = CandidateFilter(now=format_ts(now), layers=request.layers, tags=check_tags(request.tags),
                                   session_id=request.session_id, since=since, until=until,
-                                  include_superseded=request.include_superseded)
+                                  include_superseded=request.include_superseded, domains=request.domains)
         areas = readable_areas(call.caller, request.scopes)
         degraded: list[str] = []
         candidates: dict[str, Candidate] = {}

@@ -25,7 +25,7 @@ from agent_memory.core.confidence import SUMMARY, default_confidence
 from agent_memory.core.errors import Forbidden, InvalidParams, NotImplementedByBackend
 from agent_memory.core.extract import ROLES, Turn
 from agent_memory.core.ids import new_entry_id, new_etag
-from agent_memory.core.models import Access, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import Access, Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.rules import check_namespace, normalise_timestamp
 from agent_memory.core.secrets import Redactor
@@ -108,7 +108,8 @@ class SessionService:
             raise
         return namespace
 
-    async def log(self, call: Call, session_id: str, turns: list[Turn], namespace: str | None = None) -> Logged:
+    async def log(self, call: Call, session_id: str, turns: list[Turn], namespace: str | None = None,
+                  domain: Domain | None = None) -> Logged:
         if not self._limits.logging:
             raise NotImplementedByBackend("session logging is switched off (session_logging = false); the "
                                           "operator turns it on with MEMORY_SESSION_LOGGING=1",
@@ -124,7 +125,7 @@ class SessionService:
         now = format_ts(self._clock())
         entries, truncated, redacted = [], [], 0
         for index, turn in enumerate(turns):
-            entry, cut, found = self._turn_entry(call, namespace, session_id, turn, index, now)
+            entry, cut, found = self._turn_entry(call, namespace, session_id, turn, index, now, domain)
             entries.append(entry)
             redacted += found
             if cut:
@@ -147,7 +148,7 @@ class SessionService:
         return Logged(entries, truncated, compaction)
 
     def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, index: int,
-                    now: str) -> tuple[Entry, bool, int]:
+                    now: str, domain: Domain | None = None) -> tuple[Entry, bool, int]:
         if turn.role not in ROLES:
             raise InvalidParams(f"turns[{index}].role must be one of {', '.join(ROLES)}", field="role", index=index)
         if not turn.content or not turn.content.strip():
@@ -167,6 +168,7 @@ class SessionService:
             owner_agent_id=call.caller.agent_id, content=content, tags=tags, priority=Priority.MEDIUM,
             source=source, confidence=default_confidence(source), layer=Layer.SESSION,
             created_at=at, updated_at=now, expires_at=None, version=1, etag=new_etag(), session_id=session_id,
+            domain=domain,
         )
         return entry, cut, found + in_tags
 
@@ -234,5 +236,5 @@ class SessionService:
             source=Source.REFLECTION, confidence=SUMMARY, layer=Layer.SESSION,
             # Dated like the last turn it covers, so lists and recency place it where those turns were.
             created_at=part[-1][2].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
-            session_id=session_id,
+            session_id=session_id, domain=Domain.SESSION_SUMMARY,
         )

@@ -190,7 +190,7 @@ class HookEvents:
                  **({"at": t.at} if t.at else {})} for t in turns if t.content.strip()]
         for start in range(0, len(wire), LOG_BATCH):
             failed, data = await self._tools("memory_reflect", {"action": "log", "session_id": session,
-                                                                "namespace": namespace,
+                                                                "namespace": namespace, "domain": "code_context",
                                                                 "turns": wire[start:start + LOG_BATCH]})
             if failed:
                 raise HookError(_first_error(data))

@@ -44,6 +44,7 @@ class Draft:
     subspace: str | None = None
     session_id: str | None = None
     ttl_seconds: float | None = None  # counted from created_at when expires_at is not given
+    domain: str | None = None  # one of core.models.Domain (a MemoryNode's metadata.domain)
     notes: tuple[str, ...] = ()  # what the reader could not map (reported, the draft is still imported)
 
 

@@ -12,8 +12,9 @@ Where a node lands (its primary level: `scopeLevel`, else the most specific leve
 `org`/`role`/`project` → team scope, namespace `<team>/org/<o>/role/<r>/project/<p>` (the levels
 present, most general first); `session` → agent scope, namespace `<agent>` plus the parents' path,
 layer `session`, `session_id` the session; no scope → the command's target. Every scope value is
-also a tag (`project:<p>`), `domain` a tag `domain:<d>`, the provenance source a tag
-`source:<s>`. Provenance timestamp (else `createdAt`) → `created_at`, `updatedAt` → `updated_at`,
+also a tag (`project:<p>`); `domain` sets the entry's domain (one it does not know stays a tag
+`domain:<d>`, reported); the provenance source is a tag `source:<s>`. Provenance timestamp (else
+`createdAt`) → `created_at`, `updatedAt` → `updated_at`,
 confidence kept, `retention.expiresAt` → `expires_at`, else `ttlSec` counted from `created_at`.
 Dates are ISO-8601 or epoch numbers (milliseconds, as JavaScript writes them; seconds below 1e11).
 Read lists are kept as tags `read-agent:<id>`/`read-user:<id>` and reported: they are not
@@ -30,6 +31,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from agent_memory.core.domains import DOMAIN_NAMES
 from agent_memory.importers.drafts import Bad, Draft, json_lines, stamp_text, tag_list
 from agent_memory.importers.mem0 import segment
 
@@ -168,6 +170,8 @@ def node(record: object, where: str) -> Draft:
         raise ValueError(f"retention.ttlSec must be more than 0, got {ttl:g}")
     domain = _text(item.get("domain"), "domain")
     read_tags, notes = _read_tags(item)
+    if domain and domain not in DOMAIN_NAMES:
+        notes.append(f"domain {domain!r} is not one of {', '.join(DOMAIN_NAMES)} (kept as tag domain:{domain})")
     created = _stamp(provenance.get("timestamp"), "provenance.timestamp") or _stamp(record.get("createdAt"),
                                                                                        "createdAt")
     node_id = _text(record.get("id"), "id")
@@ -175,7 +179,9 @@ def node(record: object, where: str) -> Draft:
     return Draft(
         where=where, key=key, content=content.strip(),
         tags=tag_list([f"{name}:{values[name]}" for name in reversed(LEVELS) if name in values],
-                      [f"domain:{domain}"] if domain else [], [f"source:{source}"] if source else [], read_tags),
+                      [f"domain:{domain}"] if domain and domain not in DOMAIN_NAMES else [],
+                      [f"source:{source}"] if source else [], read_tags),
+        domain=domain if domain in DOMAIN_NAMES else None,
         created_at=created, updated_at=_stamp(record.get("updatedAt"), "updatedAt"),
         expires_at=_stamp(retention.get("expiresAt"), "retention.expiresAt"),
         ttl_seconds=ttl, confidence=confidence, notes=tuple(notes + [f"{', '.join(item.unmapped)} not mapped"]

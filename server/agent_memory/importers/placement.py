@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from agent_memory.core.clock import format_ts, parse_ts
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_etag
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.permissions import first_segment
 from agent_memory.core.rules import (
     MAX_TAGS,
@@ -127,7 +127,7 @@ def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
         priority=_choice(Priority, draft.priority or "medium", "priority"), source=Source.IMPORT,
         confidence=confidence, layer=_choice(Layer, draft.layer, "layer") if draft.layer else target.layer,
         created_at=created, updated_at=updated, expires_at=expires, version=1, etag=new_etag(),
-        session_id=draft.session_id,
+        session_id=draft.session_id, domain=_choice(Domain, draft.domain, "domain") if draft.domain else None,
     ))
 
 

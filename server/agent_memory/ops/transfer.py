@@ -26,7 +26,7 @@ from agent_memory.config import Settings
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import AuditEvent, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import AuditEvent, Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.rules import (
     Limits,
@@ -129,7 +129,7 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         created_at=stamps["created_at"], updated_at=stamps["updated_at"], expires_at=stamps["expires_at"],
         version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
         promoted_from=r.promoted_from, compacted=r.compacted, superseded_by=r.superseded_by,
-        key=check_key(r.key),
+        key=check_key(r.key), domain=Domain(r.domain) if r.domain else None,
     )
 
 

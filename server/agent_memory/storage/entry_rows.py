@@ -8,15 +8,17 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
 
 ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
     "confidence", "layer", "created_at", "updated_at", "expires_at", "version", "etag", "conflict",
-    "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by", "key",
+    "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by", "key", "domain",
 )
-_UPSERTED = ("content", "tags", "priority", "source", "confidence", "layer", "expires_at", "updated_at", "etag")
-_UPDATED = ("content", "tags", "priority", "confidence", "layer", "expires_at", "updated_at", "superseded_by")
+_UPSERTED = ("content", "tags", "priority", "source", "confidence", "layer", "expires_at", "updated_at", "etag",
+             "domain")
+_UPDATED = ("content", "tags", "priority", "confidence", "layer", "expires_at", "updated_at", "superseded_by",
+            "domain")
 
 
 def entry_statements(mark: str) -> tuple[str, str, str]:
@@ -50,7 +52,7 @@ def entry_values(entry: Entry, tags: Callable[[list[str]], object], flag: Callab
         tags(list(entry.tags)), entry.priority.value, entry.source.value, entry.confidence,
         entry.layer.value, entry.created_at, entry.updated_at, entry.expires_at, entry.version,
         entry.etag, flag(entry.conflict), entry.conflict_of, entry.session_id, entry.promoted_from,
-        flag(entry.compacted), entry.superseded_by, entry.key,
+        flag(entry.compacted), entry.superseded_by, entry.key, entry.domain.value if entry.domain else None,
     )
 
 
@@ -59,8 +61,8 @@ def update_values(entry: Entry, expected_etag: str, tags: Callable[[list[str]], 
     (checked in SQL)."""
     return (
         entry.content, tags(list(entry.tags)), entry.priority.value, entry.confidence, entry.layer.value,
-        entry.expires_at, entry.updated_at, entry.superseded_by, entry.etag,
-        entry.id, expected_etag, entry.version - 1,
+        entry.expires_at, entry.updated_at, entry.superseded_by, entry.domain.value if entry.domain else None,
+        entry.etag, entry.id, expected_etag, entry.version - 1,
     )
 
 
@@ -68,17 +70,18 @@ _SCOPES = {m.value: m for m in Scope}
 _PRIORITIES = {m.value: m for m in Priority}
 _SOURCES = {m.value: m for m in Source}
 _LAYERS = {m.value: m for m in Layer}
+_DOMAINS = {None: None, **{m.value: m for m in Domain}}
 
 
 def entry_from(row: tuple[Any, ...], tags: tuple[str, ...], conflict: bool, compacted: bool) -> Entry:
     """The Entry of a row selected in ENTRY_COLUMNS order, given its tags and flags decoded."""
     (entry_id, scope, namespace, team, owner, content, _, priority, source, confidence, layer,
      created_at, updated_at, expires_at, version, etag, _, conflict_of, session_id, promoted_from,
-     _, superseded_by, key) = row
+     _, superseded_by, key, domain) = row
     return _entry((
         entry_id, _SCOPES[scope], namespace, team, owner, content, tags, _PRIORITIES[priority], _SOURCES[source],
         confidence, _LAYERS[layer], created_at, updated_at, expires_at, version, etag, conflict, conflict_of,
-        session_id, promoted_from, compacted, superseded_by, key,
+        session_id, promoted_from, compacted, superseded_by, key, _DOMAINS[domain],
     ))
 
 

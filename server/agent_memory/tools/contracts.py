@@ -10,6 +10,7 @@ ScopeName = Literal["agent", "team", "global"]
 LayerName = Literal["working", "session", "long_term", "meta"]
 PriorityName = Literal["low", "medium", "high"]
 SourceName = Literal["reflection", "manual", "tool", "import"]
+DomainName = Literal["user_pref", "system_fact", "session_summary", "agent_eval", "code_context"]
 ErrorCode = Literal[
     "INVALID_PARAMS", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "NOT_IMPLEMENTED", "INTERNAL"
 ]
@@ -41,6 +42,8 @@ class CreateItem(StrictModel):
     key: str | None = Field(None, min_length=1, max_length=256,
                             description="A stable name within (scope, namespace): creating a key already held "
                                         "there updates that entry (version + 1, new etag; last write wins).")
+    domain: DomainName | None = Field(None, description="What the memory is about: user_pref, system_fact, "
+                                                        "session_summary, agent_eval or code_context.")
 
 
 class ReadItem(StrictModel):
@@ -58,6 +61,7 @@ class UpdateItem(StrictModel):
     confidence: float | None = Field(None, ge=0.0, le=1.0, description="How sure this is, 0.0-1.0.")
     layer: LayerName | None = None
     expires_at: str | None = None
+    domain: DomainName | None = Field(None, description="What the memory is about; null clears it.")
 
 
 class DeleteItem(StrictModel):
@@ -122,6 +126,7 @@ class CrudFilters(StrictModel):
     created_before: str | None = None
     include_expired: bool = False
     key: str | None = Field(None, min_length=1, max_length=256, description="list, read: the entry holding this key.")
+    domain: DomainName | None = Field(None, description="list: entries of this domain.")
 
 
 class MemoryCrudArgs(StrictModel):
@@ -174,6 +179,8 @@ class MemoryRecord(BaseModel):
     superseded_by: str | None = Field(None, description="The id of the later fact that changed this one "
                                                         "(kept and listable, left out of retrieval by default).")
     key: str | None = Field(None, description="The entry's stable name within its scope and namespace, if any.")
+    domain: DomainName | None = Field(None, description="What the memory is about (user_pref, system_fact, "
+                                                        "session_summary, agent_eval, code_context), or null.")
 
 
 def _records_schema(schema: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.crud import CrudService
+from agent_memory.core.domains import domain_of
 from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
 from agent_memory.core.lineage import LineageService, Restoration
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
@@ -33,14 +34,16 @@ Args:
     layer: working | session | long_term | meta. Required to create in team/global scope;
         a filter for list.
     items: up to 10. create: {content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?,
-        key?}; a key (1-256 chars) names the entry within scope and namespace: creating a key already held
-        there updates that entry (version + 1; last write wins);
-        read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?};
+        key?, domain?}; a key (1-256 chars) names the entry within scope and namespace: creating a key already held
+        there updates that entry (version + 1; last write wins); domain: user_pref | system_fact |
+        session_summary | agent_eval | code_context (what the memory is about);
+        read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?,
+        domain?} (domain null clears it);
         delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?};
         unsupersede: {id, if_match?}: a fact a later fact changed (superseded_by set) becomes current
         again (version + 1); the later fact stays.
     filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
-        created_after, created_before, include_expired, key}; read also accepts {ids} or {key}.
+        created_after, created_before, include_expired, key, domain}; read also accepts {ids} or {key}.
     subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
     cursor: next_cursor from the previous page of the same list.
     limit: list page size, 1-100 (default 25).
@@ -52,9 +55,9 @@ your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 
 WRITE_ACTIONS = {"create", "update", "delete", "unsupersede"}
 ITEM_SHAPES = {
-    "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?, key?}",
+    "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?, key?, domain?}",
     "read": "{id}",
-    "update": "{id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?}",
+    "update": "{id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?, domain?}",
     "delete": "{id, if_match?}",
     "promote": "{id, target_scope, target_namespace?, layer?}",
     "unsupersede": "{id, if_match?}",
@@ -185,6 +188,7 @@ def _list_filters(args: MemoryCrudArgs) -> ListFilters:
         created_before=f.created_before,
         include_expired=f.include_expired,
         key=f.key,
+        domain=domain_of(f.domain, "filters.domain"),
     )
 
 
@@ -200,6 +204,7 @@ def _new_entry(item: CreateItem, args: MemoryCrudArgs) -> NewEntry:
         expires_at=item.expires_at,
         ttl_seconds=item.ttl_seconds,
         key=item.key,
+        domain=domain_of(item.domain),
     )
 
 
@@ -208,13 +213,15 @@ def _change(item: UpdateItem, args: MemoryCrudArgs) -> EntryChange:
     changes: dict[str, object] = {}
     for name in sent:
         value = getattr(item, name)
-        if value is None and name != "expires_at":
+        if value is None and name not in ("expires_at", "domain"):
             raise InvalidParams(f"{name} cannot be null: leave it out to keep the current value (only expires_at "
-                                "takes null, to clear the expiry)", field=name)
+                                "and domain take null, to clear them)", field=name)
         if name == "layer":
             value = Layer(value)
         elif name == "priority":
             value = Priority(value)
+        elif name == "domain":
+            value = domain_of(value)
         changes[name] = value
     if not changes:
         raise InvalidParams(f"update needs at least one field to change besides id and if_match: one of "

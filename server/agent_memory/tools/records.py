@@ -18,5 +18,5 @@ def wire_record(entry: Entry) -> dict[str, Any]:
         "expires_at": entry.expires_at, "version": entry.version, "etag": entry.etag,
         "conflict": entry.conflict, "conflict_of": entry.conflict_of, "session_id": entry.session_id,
         "promoted_from": entry.promoted_from, "compacted": entry.compacted,
-        "superseded_by": entry.superseded_by, "key": entry.key,
+        "superseded_by": entry.superseded_by, "key": entry.key, "domain": entry.domain.value if entry.domain else None,
     }

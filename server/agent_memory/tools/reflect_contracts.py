@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_memory.tools.contracts import ErrorInfo, MemoryRecord, StrictModel, _records_schema
+from agent_memory.tools.contracts import DomainName, ErrorInfo, MemoryRecord, StrictModel, _records_schema
 
 MAX_TURN_CHARS = 1_000_000  # longer than any cap: turns are cut to session_log_max_chars, not refused
 
@@ -28,6 +28,8 @@ class MemoryReflectArgs(StrictModel):
                                               "your agent id (default) or a namespace under it, e.g. "
                                               "<agent_id>/<project>.")
     turns: list[TurnArg] | None = Field(None, description="log: the turns to append (at most 100).")
+    domain: DomainName | None = Field(None, description="log: the domain of the logged turns (e.g. code_context "
+                                                        "for a coding session's transcript); default none.")
     facts: list[str] | None = Field(None, max_length=100, description="reflect: facts you distilled yourself.")
     rules: list[str] | None = Field(None, max_length=100, description="reflect: rules you distilled yourself.")
     max_items: int | None = Field(None, ge=1, le=100,

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent_memory.core.commands import Call
+from agent_memory.core.domains import domain_of
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.extract import Turn
 from agent_memory.core.reflection import ReflectionService
@@ -18,7 +19,8 @@ DESCRIPTION = """Keep a session's history and turn it into lasting memory.
 
 Actions (all in your own agent memory, for one session_id; namespace: your agent id by default, or
 a namespace under it such as <agent_id>/<project> to keep a project's sessions and facts apart):
-    log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call).
+    log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call);
+        domain (optional) sets the turns' domain, e.g. code_context.
         Long turns are cut to the session cap; a session that grows past the compaction threshold is
         compacted automatically.
     compact: fold all but the most recent turns (keep_recent, default 10) into summary entries, one per
@@ -41,6 +43,7 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
                              args: MemoryReflectArgs, ctx: Any) -> dict[str, Any]:
     call = replace(call, action=args.action)
     _only_for(args, "turns", "log")
+    _only_for(args, "domain", "log")
     _only_for(args, "keep_recent", "compact")
     for name in ("facts", "rules", "max_items"):
         _only_for(args, name, "reflect")
@@ -53,7 +56,8 @@ async def run_memory_reflect(sessions: SessionService, reflection: ReflectionSer
             raise InvalidParams("log needs turns: [{role: user|assistant|tool|system, content, name?, at?}]",
                                 field="turns")
         turns = [Turn(role=t.role, content=t.content, name=t.name, at=t.at) for t in args.turns]
-        logged = await sessions.log(call, args.session_id, turns, namespace=args.namespace)
+        logged = await sessions.log(call, args.session_id, turns, namespace=args.namespace,
+                                    domain=domain_of(args.domain))
         result.update(items=[wire_record(e) for e in logged.entries], turns_processed=len(logged.entries),
                       truncated=logged.truncated)
         if logged.compaction is not None and logged.compaction.summary is not None:

@@ -6,7 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agent_memory.tools.contracts import ErrorInfo, LayerName, PriorityName, ScopeName, SourceName, StrictModel
+from agent_memory.tools.contracts import (
+    DomainName,
+    ErrorInfo,
+    LayerName,
+    PriorityName,
+    ScopeName,
+    SourceName,
+    StrictModel,
+)
 
 MAX_QUERY_CHARS = 4000
 
@@ -47,6 +55,9 @@ class MemoryRetrieveArgs(StrictModel):
     include_superseded: bool = Field(False, description="Also facts a later fact changed (superseded_by set): "
                                                          "the whole chain, old facts beside the ones that replaced "
                                                          "them (whose supersedes names them).")
+    domains: list[DomainName] | None = Field(None, max_length=5, description="Only memories of these domains "
+                                                                         "(user_pref, system_fact, session_summary, "
+                                                                         "agent_eval, code_context).")
 
 
 class ScoreParts(StrictModel):
@@ -80,6 +91,7 @@ class RetrievedMemory(StrictModel):
     priority: PriorityName
     source: SourceName
     confidence: float
+    domain: DomainName | None = Field(None, description="What the memory is about, or null.")
     created_at: str
     updated_at: str
     score: float
@@ -131,7 +143,8 @@ def wire_item(item: Any) -> dict[str, Any]:
         "id": e.id, "scope": e.scope.value, "namespace": e.namespace, "layer": e.layer.value,
         "owner_agent_id": e.owner_agent_id, "content": item.text, "truncated": item.truncated,
         "tags": list(e.tags), "priority": e.priority.value, "source": e.source.value, "confidence": e.confidence,
-        "created_at": e.created_at, "updated_at": e.updated_at, "score": item.score,
+        "domain": e.domain.value if e.domain else None, "created_at": e.created_at, "updated_at": e.updated_at,
+        "score": item.score,
         "score_parts": {k: item.parts.get(k, 0.0) for k in ScoreParts.model_fields},
         "superseded_by": e.superseded_by, "supersedes": [old.as_dict() for old in item.supersedes],
     }

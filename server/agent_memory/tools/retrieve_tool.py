@@ -9,6 +9,7 @@ import structlog
 from agent_memory.config import Settings
 from agent_memory.core.budget import budget_shares, shares_of
 from agent_memory.core.commands import Call
+from agent_memory.core.domains import domains_of
 from agent_memory.core.models import Layer, Scope
 from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, wire_item
@@ -25,6 +26,8 @@ characters, no look-alike delimiter or header).
 Args:
     query: the question or topic (required).
     scopes / namespaces / layers / tags / session_id: narrow the search.
+    domains: only memories of these domains (user_pref, system_fact, session_summary, agent_eval,
+        code_context).
     limit: how many memories (default 10, max 50).
     mode: hybrid (default), semantic or keyword.
     max_chars / max_tokens / per_entry_max_chars: the budget of the whole block and of each memory.
@@ -65,6 +68,7 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         since=args.since,
         until=args.until,
         include_superseded=args.include_superseded,
+        domains=domains_of(args.domains or ()),
         budget_shares=(shares_of(settings.retrieval_budget_shares) if args.budget_shares is None
                        else budget_shares(args.budget_shares)),
     )

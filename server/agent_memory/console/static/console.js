@@ -158,6 +158,8 @@ async function browsePage(params) {
     field("layer", select("layer", ["working", "session", "long_term", "meta"], params.layer)),
     field("tags (all of)", h("input", { name: "tags", value: params.tags || "" })),
     field("source", select("source", ["manual", "reflection", "tool", "import"], params.source)),
+    field("domain", select("domain", ["user_pref", "system_fact", "session_summary", "agent_eval", "code_context"],
+      params.domain)),
     field("conflict", select("conflict", ["true", "false"], params.conflict)),
     field("superseded", select("superseded", ["true", "false"], params.superseded)),
     h("button", { type: "submit", id: "apply-filters" }, "Apply"));
@@ -168,17 +170,19 @@ async function browsePage(params) {
   const body = h("tbody", { id: "entries" });
   const more = h("button", { id: "more", hidden: true }, "More");
   show(h("h2", {}, "Browse"), form, h("table", {},
-    h("thead", {}, h("tr", {}, ["id", "scope", "namespace", "layer", "tags", "source", "updated", "", "content"]
+    h("thead", {}, h("tr", {}, ["id", "scope", "namespace", "layer", "domain", "tags", "source", "updated", "",
+      "content"]
       .map((t) => h("th", {}, t)))), body), h("p", {}, more));
   let cursor = null;
   async function load() {
     const page = await call("GET", "/entries" + query({ ...params, cursor }));
     for (const e of page.items) {
       body.append(h("tr", { "data-id": e.id }, h("td", {}, entryLink(e.id)), h("td", {}, e.scope),
-        h("td", {}, e.namespace), h("td", {}, e.layer), h("td", {}, tags(e.tags)), h("td", {}, e.source),
+        h("td", {}, e.namespace), h("td", {}, e.layer), h("td", {}, e.domain || ""), h("td", {}, tags(e.tags)),
+        h("td", {}, e.source),
         h("td", {}, e.updated_at), h("td", {}, flags(e)), h("td", {}, e.content.slice(0, 160))));
     }
-    if (!page.items.length && !cursor) body.append(h("tr", {}, h("td", { colspan: 9 }, "nothing here")));
+    if (!page.items.length && !cursor) body.append(h("tr", {}, h("td", { colspan: 10 }, "nothing here")));
     cursor = page.next_cursor;
     more.hidden = !page.has_more;
   }
@@ -192,7 +196,7 @@ async function entryPage(id) {
   const data = await call("GET", "/entries/" + encodeURIComponent(id));
   const e = data.entry;
   const meta = h("table", { id: "entry-meta" }, ["id", "scope", "namespace", "team", "owner_agent_id", "layer",
-    "priority", "source", "confidence", "tags", "created_at", "updated_at", "expires_at", "version", "etag",
+    "priority", "source", "confidence", "domain", "tags", "created_at", "updated_at", "expires_at", "version", "etag",
     "conflict", "conflict_of", "superseded_by", "promoted_from", "session_id"]
     .map((k) => h("tr", {}, h("th", {}, k), h("td", { "data-field": k },
       k === "tags" ? tags(e.tags) : (k === "conflict_of" || k === "superseded_by" || k === "promoted_from") &&

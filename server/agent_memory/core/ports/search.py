@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_memory.core.cursor import Position
-from agent_memory.core.models import Entry, Layer, ListFilters
+from agent_memory.core.models import Domain, Entry, Layer, ListFilters
 from agent_memory.core.visibility import Area
 
 # Retrieval: the record store's search queries and the semantic index.
@@ -32,6 +32,7 @@ class CandidateFilter:
     since: str | None = None  # created_at >= since
     until: str | None = None  # created_at < until
     include_superseded: bool = False
+    domains: tuple[Domain, ...] = ()  # any of these (empty: every entry, with or without a domain)
 
 
 class RetrievalStore(Protocol):

@@ -234,6 +234,12 @@ def _m013_superseded_index(conn: psycopg.Connection) -> None:
     conn.execute("CREATE INDEX entries_by_superseded_by ON entries (superseded_by) WHERE superseded_by IS NOT NULL")
 
 
+def _m014_domains(conn: psycopg.Connection) -> None:
+    # What an entry is about (user_pref, system_fact, session_summary, agent_eval, code_context), or NULL.
+    conn.execute("ALTER TABLE entries ADD COLUMN domain TEXT CHECK (domain IN ('user_pref', 'system_fact', "
+                 "'session_summary', 'agent_eval', 'code_context'))")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_audit", _m002_audit),
@@ -248,6 +254,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("011_tokens", m011_tokens),  # issued tokens and revocations (storage/postgres/tokens.py)
     ("012_entry_keys", _m012_entry_keys),
     ("013_superseded_index", _m013_superseded_index),
+    ("014_domains", _m014_domains),
 )
 
 

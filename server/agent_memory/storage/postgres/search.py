@@ -56,6 +56,9 @@ def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: Candida
     if f.layers:
         where.append("e.layer = ANY(%s)")
         params.append([layer.value for layer in f.layers])
+    if f.domains:
+        where.append("e.domain = ANY(%s)")
+        params.append([domain.value for domain in f.domains])
     if f.session_id is not None:
         where.append("e.session_id = %s")
         params.append(f.session_id)

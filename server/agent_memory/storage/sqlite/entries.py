@@ -213,6 +213,7 @@ def build_list_sql(query: ListQuery, after: Position | None, limit: int, *, area
         ("owner_agent_id", f.owner_agent_id),
         ("session_id", f.session_id),
         ("key", f.key),
+        ("domain", f.domain.value if f.domain else None),
     ):
         if value is not None:
             where.append(f"{column} = ?")

@@ -229,6 +229,12 @@ def _m016_superseded_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX entries_by_superseded_by ON entries (superseded_by) WHERE superseded_by IS NOT NULL")
 
 
+def _m017_domains(conn: sqlite3.Connection) -> None:
+    # What an entry is about (user_pref, system_fact, session_summary, agent_eval, code_context), or NULL.
+    conn.execute("ALTER TABLE entries ADD COLUMN domain TEXT CHECK (domain IN ('user_pref', 'system_fact', "
+                 "'session_summary', 'agent_eval', 'code_context'))")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -246,6 +252,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("014_storable_tags", _m014_storable_tags),
     ("015_entry_keys", _m015_entry_keys),
     ("016_superseded_index", _m016_superseded_index),
+    ("017_domains", _m017_domains),
 )
 
 

@@ -41,6 +41,9 @@ def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: Candida
     if f.layers:
         where.append(f"e.layer IN ({', '.join('?' for _ in f.layers)})")
         params += [layer.value for layer in f.layers]
+    if f.domains:
+        where.append(f"e.domain IN ({', '.join('?' for _ in f.domains)})")
+        params += [domain.value for domain in f.domains]
     if f.session_id is not None:
         where.append("e.session_id = ?")
         params.append(f.session_id)
