@@ -73,7 +73,7 @@ def test_an_operator_passes_the_gate_everywhere_and_reads_every_scope() -> None:
 def test_browse_narrows_readable_areas_to_a_namespace_subtree() -> None:
     red = Caller("r1", SystemType.SYS3, "red")
     areas = readable_areas(red)
-    assert narrowed(areas, "red/ops") == (Area(Scope.TEAM, "red/ops", subtree=True),)
+    assert narrowed(areas, "red/ops") == (Area(Scope.TEAM, "red/ops", subtree=True, reader="r1"),)  # read lists too
     assert narrowed(areas, "blue") == ()
     assert narrowed(areas, "r1") == (Area(Scope.AGENT, "r1", subtree=True, owner="r1", team="red"),)
     assert narrowed(areas, None) == areas

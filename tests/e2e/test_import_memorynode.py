@@ -48,7 +48,7 @@ def test_legacy_records_land_by_level_and_bad_ones_are_reported(store_env: dict[
                  "import: record 7: scope has an unknown level 'tenant'",
                  "import: record 8: created_at must be an ISO-8601 date-time",
                  "import: record 9: provenance.confidence must be a number",
-                 "import: record 1: access.read (kept as tags read-agent:/read-user:, not enforced)",
+                 "import: record 1: access.read.userIds kept as tags read-user: (no user identities here",
                  "import: record 5: metadata.owner not mapped"):
         assert said in done.stderr, done.stderr
     landed = {(p["scope"], p["namespace"]): p["imported"] for p in result["landed"]}
@@ -61,7 +61,7 @@ def test_legacy_records_land_by_level_and_bad_ones_are_reported(store_env: dict[
     assert (session["layer"], session["session_id"], session["confidence"], session["created_at"],
             session["expires_at"]) == ("session", "s-42", 0.9, "2025-03-04T09:14:30.000000Z",
                                        "2025-04-03T09:14:30.000000Z")
-    assert "read-agent:planner" in session["tags"] and "source:chat" in session["tags"]
+    assert session["read_agents"] == ["planner", "coder"] and "source:chat" in session["tags"]  # exported too
     assert "sk-proj-" not in entries["The user pasted the "]["content"]  # redacted like every import
     again = run(store_env, "import", "--from", "memorynode", FIXTURE)
     assert json.loads(again.stdout)["already_stored"] == 6

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agent_memory.core.models import Scope
 from agent_memory.core.visibility import Area
 from tests.postgres import PostgresForTests
-from tests.storage.test_visibility import names, namespace, scopes
+from tests.storage.test_visibility import names, namespace, read_lists, scopes
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
@@ -76,3 +76,16 @@ def test_no_areas_select_nothing_and_several_select_their_union(conn: psycopg.Co
     both = _select(conn, [Area(Scope.TEAM, "red", subtree=True), Area(Scope.AGENT, "alice", owner="alice",
                                                                       team="blue")])
     assert both == [("agent", "alice", "alice", "blue"), ("team", "red", "x", "red")]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(reader=names, owner=st.one_of(st.none(), names),
+       rows=st.lists(st.tuples(scopes, names, names, names, read_lists), min_size=1, max_size=12))
+def test_the_read_list_sql_matches_its_python_twin(conn, reader, owner, rows) -> None:  # type: ignore[no-untyped-def]
+    conn.execute("DELETE FROM entries")
+    with conn.cursor() as cursor:
+        cursor.executemany(INSERT.replace("etag)", "etag, read_agents)").replace("'')", "'', %s)"),
+                           [(f"e{n}", s.value, ns, o, t, list(r) or None) for n, (s, ns, o, t, r) in enumerate(rows)])
+    area = Area(None, owner=owner, reader=reader)
+    want = sorted((s.value, n, o, t) for s, n, o, t, r in rows if area.covers(s, n, o, t, r))
+    assert _select(conn, [area]) == want

@@ -3,6 +3,7 @@ case-exactly and literally; and it agrees with the per-item permission gate."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -75,3 +76,26 @@ def test_no_sql_in_the_server_matches_namespaces_with_like_or_glob() -> None:
                  for n, line in enumerate(path.read_text().splitlines(), 1)
                  if re.search(r"\b(LIKE|GLOB)\s+[?']", line)]
     assert offenders == []
+
+
+read_lists = st.one_of(st.just(()), st.lists(names, min_size=1, max_size=3, unique=True).map(tuple))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(reader=names, owner=st.one_of(st.none(), names),
+       rows=st.lists(st.tuples(scopes, names, names, names, read_lists), min_size=1, max_size=12))
+def test_the_read_list_sql_matches_its_python_twin(reader, owner, rows) -> None:  # type: ignore[no-untyped-def]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE entries (scope TEXT, namespace TEXT, owner_agent_id TEXT, team TEXT, read_agents TEXT)")
+    conn.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?)",
+                     [(s.value, n, o, t, json.dumps(list(r)) if r else None) for s, n, o, t, r in rows])
+    area = Area(None, owner=owner, reader=reader)
+    clause, params = area_clause([area])
+    got = sorted(conn.execute(f"SELECT scope, namespace, owner_agent_id, team, read_agents FROM entries "
+                              f"WHERE {clause}", params))
+    want = sorted((s.value, n, o, t, json.dumps(list(r)) if r else None) for s, n, o, t, r in rows
+                  if area.covers(s, n, o, t, r))
+    assert got == want
+    # Look-alikes never pass a list: case, '_' and prefixes are other agents.
+    for listed, stranger in (("alice", "ALICE"), ("al_ce", "alice"), ("alice", "alic"), ("alice2", "alice")):
+        assert not Area(None, reader=stranger).covers(Scope.TEAM, "red", "lead", "red", (listed,))

@@ -46,7 +46,8 @@ def test_the_fixture_lands_by_scope_level_with_provenance_and_retention() -> Non
     assert session.expires_at == "2025-04-03T09:14:30.000000Z"  # ttlSec 30 days from the provenance timestamp
     assert session.domain is Domain.USER_PREF  # the field, not a tag
     assert session.tags == ("org:acme", "role:reviewer", "project:billing", "session:s-42",
-                            "source:chat", "read-agent:planner", "read-agent:coder", "read-user:u-7")
+                            "source:chat", "read-user:u-7")
+    assert session.read_agents == ("planner", "coder")  # access.read.agentIds: the entry's read list
     assert session.source.value == "import" and session.owner_agent_id == "alice"
 
     project = entries["record 2"]  # project, role and org levels: the team's memory, a path per level
@@ -62,7 +63,8 @@ def test_the_fixture_lands_by_scope_level_with_provenance_and_retention() -> Non
         "red/org/acme/project/billing", 0.6, "2025-11-20T16:45:00.000000Z")
     assert "source:wiki:deploys" in legacy.tags and legacy.domain is Domain.CODE_CONTEXT
     notes = {d.where: d.notes for d in drafts}
-    assert notes["record 1"] == ("access.read (kept as tags read-agent:/read-user:, not enforced)",)
+    assert notes["record 1"] == ("access.read.userIds kept as tags read-user: (no user identities here, not enforced)",)
+    assert project.read_agents == () and legacy.read_agents == ()  # no ACL: no read list
     assert notes["record 5"] == ("metadata.owner not mapped",)
     assert notes["record 2"] == ()
 
@@ -101,3 +103,23 @@ def test_one_node_a_list_or_json_lines_and_legacy_fields_at_the_top_level() -> N
 def test_wrong_types_are_bad_records(node: dict, why: str) -> None:
     drafts, bad = read(json.dumps([node]))
     assert not drafts and bad["record 1"].startswith(why)
+
+
+def test_read_lists_become_the_entrys_read_agents_and_never_widen() -> None:
+    team = Target("memorynode", Scope.TEAM, "red", "red", "lead")
+    nodes = [
+        {"id": "a", "content": "agents", "scope": {"project": "p"},
+         "access": {"read": {"agentIds": ["planner", "bad id", "planner", "coder"]}}},
+        {"id": "u", "content": "users only", "scope": {"project": "p"}, "access": {"read": {"userIds": ["u-1"]}}},
+        {"id": "n", "content": "no list", "scope": {"project": "p"}, "access": {"read": {"agentIds": []}}},
+        {"id": "m", "content": "too many", "access": {"read": {"agentIds": [f"a{n}" for n in range(51)]}}},
+    ]
+    drafts, bad = read(json.dumps(nodes))
+    assert not bad
+    agents, users, none = (place(d, team, Limits(), NOW) for d in drafts[:3])
+    assert agents.read_agents == ("planner", "coder") and agents.scope is Scope.TEAM
+    assert drafts[0].notes == ("access.read.agentIds 'bad id' is not an agent id (left out of the read list)",)
+    assert users.read_agents == ("lead",) and "read-user:u-1" in users.tags  # its owner only
+    assert none.read_agents == ()
+    with pytest.raises(ValueError, match="read_agents may name at most 50 agents"):
+        place(drafts[3], team, Limits(), NOW)

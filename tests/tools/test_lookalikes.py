@@ -12,14 +12,17 @@ import json
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.config import Settings
+from agent_memory.core.ids import new_entry_id
 from agent_memory.tools.server import create_server
-from tests.conftest import IDENTITY_KEY, Agent, identity, make_settings
+from tests.conftest import IDENTITY_KEY, Agent, chosen_backends, identity, make_settings, scalar, store_settings
 from tests.e2e.servers import agent_memory_command, server_env
+from tests.tools.test_retrieve import semantic_until
 
 pytestmark = pytest.mark.anyio
 
@@ -148,3 +151,112 @@ async def test_lookalike_namespaces_stay_apart_in_operator_commands(lookalike_se
     left = {(n["scope"], n["namespace"]) for n in stats["namespaces"]}
     assert ("team", "red") not in left and ("team", "red/ops") not in left
     assert {("team", t) for t in TEAMS if t != "red"} <= left and ("team", "RED/ops") in left
+
+
+# -- read lists: an entry whose read list leaves a caller out is, to that caller, not there ------
+
+READERS = [("alice", "sys1", "red"), ("ALICE", "sys1", "red"), ("al_ce", "sys1", "red"), ("alice2", "sys1", "red"),
+           ("alice", "sys1", "RED"), ("lead", "sys3", "red"), ("chief", "sys4", "red"), ("chief2", "sys4", "blue"),
+           ("chief3", "sys4", "red"), ("boss", "sys5", "red")]
+
+
+def _same(shown: object, real: str, fake: str) -> str:
+    """`shown` as text with both ids (or keys) written alike."""
+    return json.dumps(shown, sort_keys=True).replace(real, "<id>").replace(fake, "<id>")
+
+
+async def _crud_error(caller: Agent, **arguments: object) -> dict:
+    failed, data = await caller.crud(**arguments)
+    assert not data["items"] and len(data["errors"]) == 1, data
+    return data["errors"][0]
+
+
+async def _resource_error(client: Client, entry_id: str, ident: dict) -> dict:
+    with pytest.raises(MCPError) as hidden:
+        await _read_resource(client, f"memory://entries/{entry_id}", ident)
+    return {"code": hidden.value.error.code, "message": hidden.value.error.message, "data": hidden.value.error.data}
+
+
+async def _looks_missing(client: Client, caller: Agent, entry: dict) -> None:
+    """Every way to name `entry` by id answers `caller` exactly as it answers for an id never stored."""
+    fake = new_entry_id()
+    where = {"scope": entry["scope"], "namespace": entry["namespace"]}
+    asks = [
+        {"action": "read", **where, "items": [{"id": "{id}"}]},
+        {"action": "update", **where, "items": [{"id": "{id}", "content": "overwritten", "if_match": entry["etag"]}]},
+        {"action": "update", **where, "items": [{"id": "{id}", "read_agents": [caller.ident["agent_id"]],
+                                                 "if_match": entry["etag"]}]},
+        {"action": "delete", **where, "items": [{"id": "{id}"}]},
+        {"action": "promote", **where, "items": [{"id": "{id}", "target_scope": "agent"}]},
+    ]
+    for ask in asks:
+        shown = [await _crud_error(caller, **json.loads(json.dumps(ask).replace("{id}", entry_id)))
+                 for entry_id in (entry["id"], fake)]
+        # NOT_FOUND, or the same namespace-level FORBIDDEN (a sys1 may not write team memory at all)
+        assert shown[0]["code"] in ("NOT_FOUND", "FORBIDDEN") and _same(shown[0], entry["id"], fake) == _same(
+            shown[1], entry["id"], fake), (ask["action"], shown)
+        assert ask["action"] != "read" or shown[0]["code"] == "NOT_FOUND"
+    shown = [await _resource_error(client, entry_id, caller.ident) for entry_id in (entry["id"], fake)]
+    assert _same(shown[0], entry["id"], fake) == _same(shown[1], entry["id"], fake), shown
+    if entry["key"] is not None:
+        fake_key = "no-such-key-" + fake[-8:]
+        shown = [await _crud_error(caller, action="read", **where, filters={"key": key})
+                 for key in (entry["key"], fake_key)]
+        assert _same(shown[0], entry["key"], fake_key) == _same(shown[1], entry["key"], fake_key), shown
+
+
+@pytest.mark.parametrize("store_backend", chosen_backends(), indirect=True)
+async def test_a_read_list_hides_an_entry_from_lookalikes_exactly_like_a_missing_one(
+        tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> None:
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma",
+                              max_entries_per_namespace=100_000)
+    async with Client(create_server(settings), mode="auto") as client:
+        base = Agent(client)
+        lead, chief = base.as_(identity("lead", "sys3", "red")), base.as_(identity("chief", "sys4", "red"))
+        team = {"scope": "team", "layer": "long_term"}
+        made = [
+            await lead.create("walrus migration route", namespace="red", **team, item={"read_agents": ["alice"]}),
+            await lead.create("walrus feeding schedule", namespace="red/ops", **team,
+                              item={"read_agents": ["alice", "al_ce"], "key": "walrus-feeding"}),
+            await chief.create("walrus treaty draft", scope="global", namespace="global", layer="long_term",
+                               item={"read_agents": ["chief2"]}),
+            await lead.create("walrus open notice", namespace="red", **team),
+        ]
+        for entry in made[3:]:
+            assert entry["read_agents"] == []
+        every = {e["id"] for e in made}
+        with anyio.fail_after(60):  # every vector indexed, so meaning search sees all of them
+            while scalar(settings, "SELECT COUNT(*) FROM vector_outbox"):
+                await anyio.sleep(0.1)
+
+        def may_read(entry: dict, agent_id: str, system_type: str, in_team: str) -> bool:
+            by_scope = (in_team == "red") if entry["scope"] == "team" else system_type == "sys4"
+            listed = not entry["read_agents"] or agent_id in (entry["owner_agent_id"], *entry["read_agents"])
+            return by_scope and listed
+
+        for agent_id, system_type, in_team in READERS:
+            caller = base.as_(identity(agent_id, system_type, in_team))
+            visible = {e["id"] for e in made if may_read(e, agent_id, system_type, in_team)}
+            who = (agent_id, system_type, in_team)
+            result = await client.call_tool("memory_retrieve", {"query": "walrus", "mode": "keyword", "limit": 50},
+                                            meta={IDENTITY_KEY: caller.ident})
+            assert {i["id"] for i in result.structured_content["items"]} == visible, who
+            if visible:
+                by_meaning = await semantic_until(caller, "walruses of the sea", min_score=0, limit=50)
+                assert {i["id"] for i in by_meaning["items"]} == visible, who
+                hybrid = await client.call_tool("memory_retrieve", {"query": "walrus", "limit": 50, "min_score": 0,
+                                                                    "relative_floor": 0},
+                                                meta={IDENTITY_KEY: caller.ident})
+                assert hybrid.structured_content["degraded"] is None
+                assert {i["id"] for i in hybrid.structured_content["items"]} == visible, who
+            if in_team == "red":
+                failed, data = await caller.crud(action="list", scope="team", namespace="red", subtree=True,
+                                                 limit=100)
+                assert {e["id"] for e in data["items"]} == visible - {made[2]["id"]}, who
+            stats = await _read_resource(client, "memory://stats", caller.ident)
+            assert stats["entries"] == len(visible), who
+            for entry in made:
+                if entry["id"] not in visible and (entry["scope"] == "global" or in_team == "red") \
+                        and (entry["scope"] == "team" or system_type == "sys4"):
+                    await _looks_missing(client, caller, entry)  # hidden by its read list alone
+        assert every == {e["id"] for e in made}

@@ -10,6 +10,7 @@ from agent_memory.core.commands import EntryChange
 from agent_memory.core.domains import domain_of
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Layer
+from agent_memory.core.read_lists import check_read_agents
 from agent_memory.core.rules import (
     MAX_TAG_CHARS,
     Limits,
@@ -43,6 +44,8 @@ def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Lim
         updates["layer"] = required_layer(current.scope, layer if isinstance(layer, Layer) else None)
     if "domain" in fields:
         updates["domain"] = domain_of(fields["domain"], "domain")
+    if "read_agents" in fields:
+        updates["read_agents"] = check_read_agents(fields["read_agents"])
     if "expires_at" in fields:
         value = fields["expires_at"]
         updates["expires_at"] = None if value is None else expiry(now, str(value), None)

@@ -31,6 +31,7 @@ class NewEntry:
     expires_at: str | None = None
     ttl_seconds: int | None = None
     key: str | None = None  # a stable name: a create of a key already held updates that entry
+    read_agents: tuple[str, ...] = ()  # a read list (core/read_lists.py); () for none
     domain: Domain | None = None  # what it is about (core/domains.py)
 
 

@@ -20,6 +20,7 @@ from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFoun
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
 from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
+from agent_memory.core.read_lists import check_keyed, check_read_agents, list_change, require_list_setter
 from agent_memory.core.rules import (
     MAX_TAG_CHARS,
     Limits,
@@ -34,7 +35,8 @@ from agent_memory.core.rules import (
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.visibility import can_read, listing_area
 
-UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at", "domain"})
+UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at", "domain",
+                              "read_agents"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +105,16 @@ class CrudService:
             confidence=confidence_of(item.source, item.confidence), layer=required_layer(scope, item.layer),
             created_at=stamp, updated_at=stamp, expires_at=expiry(now, item.expires_at, item.ttl_seconds),
             version=1, etag=new_etag(), key=check_key(item.key), domain=domain_of(item.domain, "domain"),
+            read_agents=check_read_agents(item.read_agents),
         )
         entry, found = self._redactor.entry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
 
         def work(tx: WriteTransaction) -> Entry:
             stored = tx.upsert_keyed(entry) if entry.key is not None else entry
             if stored is None:
-                raise Forbidden(f"key {entry.key!r} is held by an entry of another owner here", field="key")
+                raise Forbidden(f"key {entry.key!r} is held here by an entry you may not update (another owner's, "
+                                "or one whose read list leaves you out)", field="key")
+            check_keyed(entry, stored)
             if entry.key is None:
                 tx.insert(entry)
             tx.enqueue_vector(stored, "upsert")
@@ -165,6 +170,8 @@ class CrudService:
                     current_etag=current.etag,
                     current_version=current.version,
                 )
+            if "read_agents" in change.changes:
+                require_list_setter(call.caller, current, change.if_match)
             patched = apply_change(current, change, now, self._limits)
             if change.if_match is not None and change.if_match != current.etag:
                 copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
@@ -183,7 +190,8 @@ class CrudService:
                 raise Conflict("entry changed concurrently; read it and retry",
                                current_etag=current.etag, current_version=current.version)
             tx.enqueue_vector(patched, "upsert")
-            tx.audit(self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version))
+            tx.audit(self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version,
+                                 **list_change(current, patched)))
             return patched
 
         try:

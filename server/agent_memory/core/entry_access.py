@@ -8,6 +8,7 @@ from agent_memory.core.audit import audit_event
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import NotFound
 from agent_memory.core.models import Access, AuditEvent, Entry, Scope
+from agent_memory.core.visibility import passes_read_list
 
 
 def absent(entry_id: str, scope: Scope, namespace: str) -> NotFound:
@@ -21,7 +22,7 @@ def visible_entry(
     now: str, denied: list[AuditEvent],
 ) -> Entry:
     """The entry if it lives at (scope, namespace), is unexpired at `now` and passes the
-    entry-level gate; otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere. An
+    entry-level gate (its read list included, for writes too); otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere. An
     entry-level denial is appended to `denied` for the audit.
 
     Raises:
@@ -36,7 +37,8 @@ def visible_entry(
         raise absent(entry_id, scope, namespace)
     if not permissions.is_allowed(call.caller, access, scope, namespace,
                                   owner_agent_id=entry.owner_agent_id if scope is Scope.AGENT else None,
-                                  entry_team=entry.team if scope is Scope.AGENT else None):
+                                  entry_team=entry.team if scope is Scope.AGENT else None) \
+            or not passes_read_list(call.caller, entry):
         denied.append(audit_event(call, call.action or access.value, scope, namespace, entry_id, "denied", now,
                                   access=access.value))
         raise absent(entry_id, scope, namespace)

@@ -106,6 +106,7 @@ class Entry:
     compacted: bool = False  # a session turn folded into a summary: kept, listable, not retrieved
     superseded_by: str | None = None  # a fact a later one changed: kept, listable, not retrieved by default
     key: str | None = None  # a stable name, unique within (scope, namespace, team) among non-conflict entries
+    read_agents: tuple[str, ...] = ()  # a read list: only these agents (and the owner) may read it; () for none
     domain: Domain | None = None  # what it is about (user_pref, system_fact, ...); None: unclassified
 
 

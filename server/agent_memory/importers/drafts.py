@@ -45,6 +45,7 @@ class Draft:
     session_id: str | None = None
     ttl_seconds: float | None = None  # counted from created_at when expires_at is not given
     domain: str | None = None  # one of core.models.Domain (a MemoryNode's metadata.domain)
+    read_agents: tuple[str, ...] | None = None  # a read list; () restricts the entry to its owner
     notes: tuple[str, ...] = ()  # what the reader could not map (reported, the draft is still imported)
 
 

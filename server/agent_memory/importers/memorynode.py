@@ -17,8 +17,11 @@ also a tag (`project:<p>`); `domain` sets the entry's domain (one it does not kn
 `createdAt`) → `created_at`, `updatedAt` → `updated_at`,
 confidence kept, `retention.expiresAt` → `expires_at`, else `ttlSec` counted from `created_at`.
 Dates are ISO-8601 or epoch numbers (milliseconds, as JavaScript writes them; seconds below 1e11).
-Read lists are kept as tags `read-agent:<id>`/`read-user:<id>` and reported: they are not
-enforced (the entry is readable as its scope says). `embedding` (recomputed) and `version` (a new
+Read lists: `access.read.agentIds` become the entry's read list (`read_agents`, enforced: only
+those agents and the importing owner read it, within its scope); ids that are not agent ids are
+left out and reported. This server has no user identities, so `userIds` stay tags
+`read-user:<id>`, reported; a node naming only users (or no valid agent) is kept to its owner, so
+an ACL never widens on import. `embedding` (recomputed) and `version` (a new
 entry starts at 1) are dropped. Other fields are reported per record as not mapped.
 Identity: the node id (else its content and scope).
 """
@@ -32,6 +35,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from agent_memory.core.domains import DOMAIN_NAMES
+from agent_memory.core.identity import ID_PATTERN
 from agent_memory.importers.drafts import Bad, Draft, json_lines, stamp_text, tag_list
 from agent_memory.importers.mem0 import segment
 
@@ -135,20 +139,31 @@ def _place(level: str | None, values: dict[str, str]) -> dict[str, str | None]:
     return {"scope": "agent", "subspace": path, "layer": "session", "session_id": session}
 
 
-def _read_tags(node: _Node) -> tuple[list[str], list[str]]:
+def _read_list(node: _Node) -> tuple[tuple[str, ...] | None, list[str], list[str]]:
+    """The read list `access.read` gives (None: no ACL; (): the owner only), the `read-user:` tags
+    and what to report."""
     read = node.part("access", {"read"}).get("read")
     if read is None:
-        return [], []
+        return None, [], []
     if not isinstance(read, dict):
         raise ValueError("access.read must be an object")
     node.unmapped += [f"access.read.{key}" for key in read if key not in _READ]
-    tags = []
-    for key, label in (("agentIds", "read-agent"), ("userIds", "read-user")):
+    named: dict[str, list[str]] = {}
+    for key in ("agentIds", "userIds"):
         ids = read.get(key) or []
         if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
             raise ValueError(f"access.read.{key} must be a list of strings")
-        tags += [f"{label}:{item}" for item in ids if item.strip()]
-    return tags, ["access.read (kept as tags read-agent:/read-user:, not enforced)"] if tags else []
+        named[key] = [item.strip() for item in ids if item.strip()]
+    if not named["agentIds"] and not named["userIds"]:
+        return None, [], []
+    agents = tuple(dict.fromkeys(i for i in named["agentIds"] if ID_PATTERN.match(i)))
+    notes = [f"access.read.agentIds {i!r} is not an agent id (left out of the read list)"
+             for i in named["agentIds"] if not ID_PATTERN.match(i)]
+    if named["userIds"]:
+        notes.append("access.read.userIds kept as tags read-user: (no user identities here, not enforced)")
+    if not agents:
+        notes.append("no agent may read it but its owner (the read list named no valid agent id)")
+    return agents, [f"read-user:{i}" for i in named["userIds"]], notes
 
 
 def node(record: object, where: str) -> Draft:
@@ -169,7 +184,7 @@ def node(record: object, where: str) -> Draft:
     if ttl is not None and ttl <= 0:
         raise ValueError(f"retention.ttlSec must be more than 0, got {ttl:g}")
     domain = _text(item.get("domain"), "domain")
-    read_tags, notes = _read_tags(item)
+    read_agents, read_tags, notes = _read_list(item)
     if domain and domain not in DOMAIN_NAMES:
         notes.append(f"domain {domain!r} is not one of {', '.join(DOMAIN_NAMES)} (kept as tag domain:{domain})")
     created = _stamp(provenance.get("timestamp"), "provenance.timestamp") or _stamp(record.get("createdAt"),
@@ -181,7 +196,7 @@ def node(record: object, where: str) -> Draft:
         tags=tag_list([f"{name}:{values[name]}" for name in reversed(LEVELS) if name in values],
                       [f"domain:{domain}"] if domain and domain not in DOMAIN_NAMES else [],
                       [f"source:{source}"] if source else [], read_tags),
-        domain=domain if domain in DOMAIN_NAMES else None,
+        domain=domain if domain in DOMAIN_NAMES else None, read_agents=read_agents,
         created_at=created, updated_at=_stamp(record.get("updatedAt"), "updatedAt"),
         expires_at=_stamp(retention.get("expiresAt"), "retention.expiresAt"),
         ttl_seconds=ttl, confidence=confidence, notes=tuple(notes + [f"{', '.join(item.unmapped)} not mapped"]

@@ -22,6 +22,7 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.permissions import first_segment
+from agent_memory.core.read_lists import check_read_agents
 from agent_memory.core.rules import (
     MAX_TAGS,
     Limits,
@@ -128,7 +129,18 @@ def place(draft: Draft, target: Target, limits: Limits, now: datetime) -> Entry:
         confidence=confidence, layer=_choice(Layer, draft.layer, "layer") if draft.layer else target.layer,
         created_at=created, updated_at=updated, expires_at=expires, version=1, etag=new_etag(),
         session_id=draft.session_id, domain=_choice(Domain, draft.domain, "domain") if draft.domain else None,
+        read_agents=_read_list(draft, target),
     ))
+
+
+def _read_list(draft: Draft, target: Target) -> tuple[str, ...]:
+    """The draft's read list; an empty one (every reader left out) keeps the entry to its owner."""
+    if draft.read_agents is None:
+        return ()
+    try:
+        return check_read_agents(draft.read_agents or (target.agent_id,))
+    except InvalidParams as exc:
+        raise ValueError(exc.message) from None
 
 
 def _check_draft_text(draft: Draft) -> None:

@@ -28,6 +28,7 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
+from agent_memory.core.read_lists import check_read_agents
 from agent_memory.core.rules import (
     Limits,
     check_confidence,
@@ -130,6 +131,7 @@ def _entry(r: MemoryRecord, limits: Limits) -> Entry:
         version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
         promoted_from=r.promoted_from, compacted=r.compacted, superseded_by=r.superseded_by,
         key=check_key(r.key), domain=Domain(r.domain) if r.domain else None,
+        read_agents=check_read_agents(r.read_agents),
     )
 
 

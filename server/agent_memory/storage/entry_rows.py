@@ -14,11 +14,12 @@ ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
     "confidence", "layer", "created_at", "updated_at", "expires_at", "version", "etag", "conflict",
     "conflict_of", "session_id", "promoted_from", "compacted", "superseded_by", "key", "domain",
+    "read_agents",
 )
 _UPSERTED = ("content", "tags", "priority", "source", "confidence", "layer", "expires_at", "updated_at", "etag",
              "domain")
 _UPDATED = ("content", "tags", "priority", "confidence", "layer", "expires_at", "updated_at", "superseded_by",
-            "domain")
+            "domain", "read_agents")
 
 
 def entry_statements(mark: str) -> tuple[str, str, str]:
@@ -31,28 +32,32 @@ def entry_statements(mark: str) -> tuple[str, str, str]:
     return select, insert, update
 
 
-def keyed_upsert(mark: str, not_conflict: str) -> str:
+def keyed_upsert(mark: str, not_conflict: str, reads: str = "TRUE") -> str:
     """INSERT of a keyed entry that, when a non-conflict entry of the same (scope, namespace, team)
     holds its key, updates that entry instead (content and metadata, version + 1, the new etag),
     returning the stored row: one statement, made atomic by the unique index on keys. In agent
-    scope only the owner's entry is updated (no row comes back when another owns the key)."""
+    scope only the owner's entry is updated (no row comes back when another owns the key), and an
+    entry whose read list leaves the writer out is never updated (`reads`: that condition, on
+    `entries` and `excluded`). Its read list stays as stored."""
     _, insert, _ = entry_statements(mark)
     changed = ", ".join(f"{c} = excluded.{c}" for c in _UPSERTED)
     return (f"{insert} ON CONFLICT (scope, namespace, (COALESCE(team, '')), key) WHERE key IS NOT NULL AND "
             f"{not_conflict} DO UPDATE SET {changed}, superseded_by = NULL, version = entries.version + 1 "
-            "WHERE entries.scope <> 'agent' OR entries.owner_agent_id = excluded.owner_agent_id "
-            f"RETURNING {', '.join(ENTRY_COLUMNS)}")
+            "WHERE (entries.scope <> 'agent' OR entries.owner_agent_id = excluded.owner_agent_id) "
+            f"AND ({reads}) RETURNING {', '.join(ENTRY_COLUMNS)}")
 
 
 def entry_values(entry: Entry, tags: Callable[[list[str]], object], flag: Callable[[bool], object]
                  ) -> tuple[object, ...]:
-    """The INSERT's values, tags and flags stored as `tags` and `flag` make them."""
+    """The INSERT's values, tags and flags stored as `tags` and `flag` make them (a read list as
+    tags are, NULL when the entry has none)."""
     return (
         entry.id, entry.scope.value, entry.namespace, entry.team, entry.owner_agent_id, entry.content,
         tags(list(entry.tags)), entry.priority.value, entry.source.value, entry.confidence,
         entry.layer.value, entry.created_at, entry.updated_at, entry.expires_at, entry.version,
         entry.etag, flag(entry.conflict), entry.conflict_of, entry.session_id, entry.promoted_from,
         flag(entry.compacted), entry.superseded_by, entry.key, entry.domain.value if entry.domain else None,
+        read_list(entry, tags),
     )
 
 
@@ -62,8 +67,14 @@ def update_values(entry: Entry, expected_etag: str, tags: Callable[[list[str]], 
     return (
         entry.content, tags(list(entry.tags)), entry.priority.value, entry.confidence, entry.layer.value,
         entry.expires_at, entry.updated_at, entry.superseded_by, entry.domain.value if entry.domain else None,
-        entry.etag, entry.id, expected_etag, entry.version - 1,
+        read_list(entry, tags), entry.etag, entry.id, expected_etag, entry.version - 1,
     )
+
+
+def read_list(entry: Entry, tags: Callable[[list[str]], object]) -> object:
+    """The stored read list, as tags are stored: NULL for none, so the common case costs one
+    `IS NULL` in the read rule."""
+    return tags(list(entry.read_agents)) if entry.read_agents else None
 
 
 _SCOPES = {m.value: m for m in Scope}
@@ -73,15 +84,16 @@ _LAYERS = {m.value: m for m in Layer}
 _DOMAINS = {None: None, **{m.value: m for m in Domain}}
 
 
-def entry_from(row: tuple[Any, ...], tags: tuple[str, ...], conflict: bool, compacted: bool) -> Entry:
-    """The Entry of a row selected in ENTRY_COLUMNS order, given its tags and flags decoded."""
+def entry_from(row: tuple[Any, ...], tags: tuple[str, ...], conflict: bool, compacted: bool,
+               read_agents: tuple[str, ...] = ()) -> Entry:
+    """The Entry of a row selected in ENTRY_COLUMNS order, given its tags, flags and read list decoded."""
     (entry_id, scope, namespace, team, owner, content, _, priority, source, confidence, layer,
      created_at, updated_at, expires_at, version, etag, _, conflict_of, session_id, promoted_from,
-     _, superseded_by, key, domain) = row
+     _, superseded_by, key, domain, _) = row
     return _entry((
         entry_id, _SCOPES[scope], namespace, team, owner, content, tags, _PRIORITIES[priority], _SOURCES[source],
         confidence, _LAYERS[layer], created_at, updated_at, expires_at, version, etag, conflict, conflict_of,
-        session_id, promoted_from, compacted, superseded_by, key, _DOMAINS[domain],
+        session_id, promoted_from, compacted, superseded_by, key, _DOMAINS[domain], read_agents,
     ))
 
 

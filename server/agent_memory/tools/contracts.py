@@ -26,6 +26,10 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+READ_AGENTS_HELP = ("A read list: the agent ids (at most 50) that may read the entry besides its owner, within what "
+                   "its scope allows (it narrows, never widens). Mostly for team and global scope.")
+
+
 class CreateItem(StrictModel):
     """An entry to create."""
 
@@ -44,6 +48,7 @@ class CreateItem(StrictModel):
                                         "there updates that entry (version + 1, new etag; last write wins).")
     domain: DomainName | None = Field(None, description="What the memory is about: user_pref, system_fact, "
                                                         "session_summary, agent_eval or code_context.")
+    read_agents: list[str] | None = Field(None, max_length=50, description=READ_AGENTS_HELP)
 
 
 class ReadItem(StrictModel):
@@ -62,6 +67,9 @@ class UpdateItem(StrictModel):
     layer: LayerName | None = None
     expires_at: str | None = None
     domain: DomainName | None = Field(None, description="What the memory is about; null clears it.")
+    read_agents: list[str] | None = Field(None, max_length=50,
+                                          description="A new read list (owner or sys4/sys5 only, with if_match); "
+                                                      "[] or null removes it.")
 
 
 class DeleteItem(StrictModel):
@@ -181,6 +189,8 @@ class MemoryRecord(BaseModel):
     key: str | None = Field(None, description="The entry's stable name within its scope and namespace, if any.")
     domain: DomainName | None = Field(None, description="What the memory is about (user_pref, system_fact, "
                                                         "session_summary, agent_eval, code_context), or null.")
+    read_agents: list[str] = Field(default_factory=list, description="The entry's read list: the only agents, "
+                                                                     "besides its owner, that may read it ([]: none).")
 
 
 def _records_schema(schema: dict[str, Any]) -> None:

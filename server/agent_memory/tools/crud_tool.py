@@ -42,6 +42,9 @@ Args:
         delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?};
         unsupersede: {id, if_match?}: a fact a later fact changed (superseded_by set) becomes current
         again (version + 1); the later fact stays.
+        create and update also take read_agents: [agent ids] (at most 50), the only agents besides the
+        owner that may read the entry within its scope (team/global); only the owner or sys4/sys5 change
+        it, with if_match; [] or null removes it.
     filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
         created_after, created_before, include_expired, key, domain}; read also accepts {ids} or {key}.
     subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
@@ -205,6 +208,7 @@ def _new_entry(item: CreateItem, args: MemoryCrudArgs) -> NewEntry:
         ttl_seconds=item.ttl_seconds,
         key=item.key,
         domain=domain_of(item.domain),
+        read_agents=tuple(item.read_agents or ()),
     )
 
 
@@ -213,7 +217,7 @@ def _change(item: UpdateItem, args: MemoryCrudArgs) -> EntryChange:
     changes: dict[str, object] = {}
     for name in sent:
         value = getattr(item, name)
-        if value is None and name not in ("expires_at", "domain"):
+        if value is None and name not in ("expires_at", "domain", "read_agents"):
             raise InvalidParams(f"{name} cannot be null: leave it out to keep the current value (only expires_at "
                                 "and domain take null, to clear them)", field=name)
         if name == "layer":

@@ -19,4 +19,5 @@ def wire_record(entry: Entry) -> dict[str, Any]:
         "conflict": entry.conflict, "conflict_of": entry.conflict_of, "session_id": entry.session_id,
         "promoted_from": entry.promoted_from, "compacted": entry.compacted,
         "superseded_by": entry.superseded_by, "key": entry.key, "domain": entry.domain.value if entry.domain else None,
+        "read_agents": list(entry.read_agents),
     }

@@ -28,6 +28,7 @@ from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.tokens import m011_tokens
 from agent_memory.storage.postgres.turn_numbers import m008_turn_numbers
 from agent_memory.storage.postgres.vectors_outbox import m009_vector_outbox_by_entry, m010_vector_outbox_vacuum
+from agent_memory.storage.read_lists import postgres_015_read_lists
 
 Migration = Callable[[psycopg.Connection], None]
 
@@ -255,6 +256,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("012_entry_keys", _m012_entry_keys),
     ("013_superseded_index", _m013_superseded_index),
     ("014_domains", _m014_domains),
+    ("015_read_lists", postgres_015_read_lists),  # read lists (storage/read_lists.py)
 )
 
 

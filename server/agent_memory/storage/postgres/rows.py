@@ -19,10 +19,12 @@ __all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDAT
            "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("%s")
-UPSERT_KEYED = keyed_upsert("%s", "NOT conflict")
+UPSERT_KEYED = keyed_upsert("%s", "NOT conflict", "entries.read_agents IS NULL OR entries.owner_agent_id = "
+                            "excluded.owner_agent_id OR excluded.owner_agent_id = ANY(entries.read_agents)")
 KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = %s AND namespace = %s "
               f"AND COALESCE(team, '') = %s AND key = %s AND NOT conflict")
-_TAGS, _CONFLICT, _COMPACTED = (ENTRY_COLUMNS.index(c) for c in ("tags", "conflict", "compacted"))
+_TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
+                                          for c in ("tags", "conflict", "compacted", "read_agents"))
 
 
 def _same(value: object) -> object:
@@ -39,4 +41,5 @@ def update_params(entry: Entry, expected_etag: str) -> tuple[object, ...]:
 
 def row_to_entry(row: tuple[Any, ...]) -> Entry:
     """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
-    return entry_from(row, tuple(row[_TAGS]), row[_CONFLICT], row[_COMPACTED])
+    readers = row[_READERS]
+    return entry_from(row, tuple(row[_TAGS]), row[_CONFLICT], row[_COMPACTED], tuple(readers) if readers else ())

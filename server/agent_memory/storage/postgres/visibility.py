@@ -26,8 +26,8 @@ def area_clause(areas: Sequence[Area], *, alias: str = "", owners: bool = True) 
 
     Args:
         alias: table alias with its dot (`"e."`), or "".
-        owners: False for tables without `owner_agent_id`/`team` (`partitions`); the owner and
-            team conditions are then left to the entry-level query.
+        owners: False for tables without `owner_agent_id`/`team` (`partitions`); the owner, team
+            and read-list conditions are then left to the entry-level query.
     """
     if not areas:
         return "(FALSE)", []
@@ -54,5 +54,9 @@ def area_clause(areas: Sequence[Area], *, alias: str = "", owners: bool = True) 
         if owners and area.team is not None:
             ands.append(f"{alias}team = %s")
             params.append(area.team)
+        if owners and area.reader is not None:  # a read list (text[], NULL for none) naming the reader
+            ands.append(f"({alias}read_agents IS NULL OR {alias}owner_agent_id = %s "
+                        f"OR %s = ANY({alias}read_agents))")
+            params += [area.reader, area.reader]
         ors.append("(" + (" AND ".join(ands) or "TRUE") + ")")
     return "(" + " OR ".join(ors) + ")", params

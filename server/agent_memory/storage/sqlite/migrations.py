@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.text import is_storable, storable
+from agent_memory.storage.read_lists import sqlite_018_read_lists
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.tokens import m013_tokens
 
@@ -253,6 +254,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("015_entry_keys", _m015_entry_keys),
     ("016_superseded_index", _m016_superseded_index),
     ("017_domains", _m017_domains),
+    ("018_read_lists", sqlite_018_read_lists),  # read lists (storage/read_lists.py)
 )
 
 

@@ -20,10 +20,14 @@ __all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDAT
            "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("?")
-UPSERT_KEYED = keyed_upsert("?", "conflict = 0")
+# A keyed create never updates an entry whose read list leaves its writer out (ids hold no '"').
+UPSERT_KEYED = keyed_upsert("?", "conflict = 0", "entries.read_agents IS NULL OR entries.owner_agent_id = "
+                            "excluded.owner_agent_id OR instr(entries.read_agents, '\"' || excluded.owner_agent_id "
+                            "|| '\"') > 0")
 KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = ? AND namespace = ? "
               f"AND COALESCE(team, '') = ? AND key = ? AND conflict = 0")
-_TAGS, _CONFLICT, _COMPACTED = (ENTRY_COLUMNS.index(c) for c in ("tags", "conflict", "compacted"))
+_TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
+                                          for c in ("tags", "conflict", "compacted", "read_agents"))
 
 
 def entry_params(entry: Entry) -> tuple[object, ...]:
@@ -36,6 +40,6 @@ def update_params(entry: Entry, expected_etag: str) -> tuple[object, ...]:
 
 def row_to_entry(row: tuple[Any, ...]) -> Entry:
     """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
-    tags = row[_TAGS]
+    tags, readers = row[_TAGS], row[_READERS]
     return entry_from(row, tuple(json.loads(tags)) if tags != "[]" else (), bool(row[_CONFLICT]),
-                      bool(row[_COMPACTED]))
+                      bool(row[_COMPACTED]), tuple(json.loads(readers)) if readers is not None else ())

@@ -30,7 +30,7 @@ def area_clause(areas: Sequence[Area], *, alias: str = "", pinned: bool = False,
         pinned: prefix columns with unary `+`, so SQLite does not pick an index for them when the
             rows are already pinned down by something cheaper (ids, an FTS match).
         owners: False for tables without `owner_agent_id`/`team` (the `partitions` table); the
-            owner and team conditions are then left to the entry-level query.
+            owner, team and read-list conditions are then left to the entry-level query.
     """
     if not areas:
         return "(0)", []
@@ -64,5 +64,11 @@ def area_clause(areas: Sequence[Area], *, alias: str = "", pinned: bool = False,
         if owners and area.team is not None:
             ands.append(f"{col('team')} = ?")
             params.append(area.team)
+        if owners and area.reader is not None:
+            # A read list is JSON text of agent ids (which hold no '"'), NULL for none: the common
+            # case is one IS NULL; instr is exact and case-sensitive.
+            ands.append(f"({alias}read_agents IS NULL OR {alias}owner_agent_id = ? "
+                        f"OR instr({alias}read_agents, ?) > 0)")
+            params += [area.reader, f'"{area.reader}"']
         ors.append("(" + (" AND ".join(ands) or "1") + ")")
     return "(" + " OR ".join(ors) + ")", params

@@ -1,0 +1,116 @@
+"""Read lists (issue 25 item 2): `read_agents` names the agents allowed to read an entry, narrowing
+what its scope allows. Set on create, changed on update only by the owner or sys4/sys5 with
+if_match (audited); invalid lists are INVALID_PARAMS; a keyed create, a conflict copy and a
+promotion never widen one. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory.config import Settings
+from tests.conftest import Agent, audit_rows, chosen_backends, identity
+
+pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("store_backend", chosen_backends(), indirect=True)]
+
+TEAM = {"scope": "team", "namespace": "red", "layer": "long_term"}
+
+
+def who(agent: Agent, agent_id: str, system_type: str = "sys1") -> Agent:
+    return agent.as_(identity(agent_id, system_type, "red"))
+
+
+async def readable(agent: Agent, entry_id: str) -> bool:
+    failed, data = await agent.crud(action="read", scope="team", namespace="red", items=[{"id": entry_id}])
+    assert data["items"] or data["errors"][0]["code"] == "NOT_FOUND", data
+    return bool(data["items"])
+
+
+async def test_a_read_list_narrows_a_team_entry_to_its_owner_and_the_agents_it_names(agent: Agent) -> None:
+    lead = who(agent, "lead", "sys3")
+    entry = await lead.create("the launch date is secret", **TEAM, item={"read_agents": ["alice", "bob", "alice"]})
+    assert entry["read_agents"] == ["alice", "bob"]  # duplicates dropped, order kept
+    open_entry = await lead.create("the launch date is public", **TEAM)
+    assert open_entry["read_agents"] == []
+    for reader, sees in (("alice", True), ("bob", True), ("lead", True), ("carol", False), ("ALICE", False)):
+        assert await readable(who(agent, reader), entry["id"]) is sees, reader
+        assert await readable(who(agent, reader), open_entry["id"]), reader
+    # sys4 and sys5 do not bypass a read list (they may change it only on entries they can read).
+    assert not await readable(who(agent, "chief", "sys4"), entry["id"])
+    failed, data = await who(agent, "carol").crud(action="list", scope="team", namespace="red")
+    assert [e["id"] for e in data["items"]] == [open_entry["id"]]
+
+
+@pytest.mark.parametrize("read_agents", [["bad id"], ["x" * 129], [f"a{n}" for n in range(51)], "alice", [5],
+                                         [""]])
+async def test_an_invalid_read_list_is_invalid_params_on_create_and_update(agent: Agent, read_agents: object) -> None:
+    lead = who(agent, "lead", "sys3")
+    failed, data = await lead.crud(action="create", **TEAM, items=[{"content": "x", "read_agents": read_agents}])
+    assert data["errors"][0]["code"] == "INVALID_PARAMS", data
+    entry = await lead.create("y", **TEAM)
+    failed, data = await lead.crud(action="update", scope="team", namespace="red", if_match=entry["etag"],
+                                   items=[{"id": entry["id"], "read_agents": read_agents}])
+    assert data["errors"][0]["code"] == "INVALID_PARAMS", data
+
+
+async def test_only_the_owner_or_sys4_sys5_change_a_read_list_with_if_match_and_it_is_audited(
+        agent: Agent, settings: Settings) -> None:
+    lead = who(agent, "lead", "sys3")
+    entry = await lead.create("roadmap", **TEAM, item={"read_agents": ["alice", "deputy", "chief"]})
+
+    async def change(caller: Agent, read_agents: object, etag: str | None) -> dict:
+        item = {"id": entry["id"], "read_agents": read_agents, **({"if_match": etag} if etag else {})}
+        return (await caller.crud(action="update", scope="team", namespace="red", items=[item]))[1]
+
+    refused = await change(who(agent, "deputy", "sys3"), ["deputy"], entry["etag"])  # a listed sys3 writer
+    assert refused["errors"][0]["code"] == "FORBIDDEN", refused
+    unguarded = await change(lead, ["alice"], None)
+    assert unguarded["errors"][0]["code"] == "INVALID_PARAMS" and "if_match" in unguarded["errors"][0]["message"]
+    done = await change(lead, ["alice", "chief"], entry["etag"])
+    changed = done["items"][0]
+    assert changed["read_agents"] == ["alice", "chief"] and changed["version"] == 2
+    assert not await readable(who(agent, "deputy", "sys3"), entry["id"])  # dropped from the list
+    by_chief = await change(who(agent, "chief", "sys4"), [], changed["etag"])  # sys4, listed: may clear it
+    assert by_chief["items"][0]["read_agents"] == []
+    assert await readable(who(agent, "carol"), entry["id"])
+    updates = [r for r in audit_rows(settings) if r["action"] == "update" and r["outcome"] == "ok"]
+    details = [json.loads(r["details"]) if isinstance(r["details"], str) else r["details"] for r in updates]
+    assert [(d.get("read_agents_changed"), d.get("read_agents")) for d in details] == [
+        (True, ["alice", "chief"]), (True, [])]
+    # An update that leaves the list alone needs no if_match and says nothing about it.
+    plain = (await lead.crud(action="update", scope="team", namespace="red",
+                             items=[{"id": entry["id"], "content": "roadmap v2"}]))[1]
+    assert not plain["errors"] and plain["items"][0]["read_agents"] == []
+
+
+async def test_keyed_creates_conflict_copies_and_promotions_never_widen_a_read_list(agent: Agent) -> None:
+    lead = who(agent, "lead", "sys3")
+    held = await lead.create("v1", **TEAM, item={"key": "plan", "read_agents": ["alice"]})
+    # An unlisted writer cannot overwrite (or learn) it through its key.
+    failed, data = await who(agent, "other", "sys3").crud(action="create", **TEAM,
+                                                          items=[{"content": "v2", "key": "plan"}])
+    assert data["errors"][0]["code"] == "FORBIDDEN" and not data["items"]
+    # A keyed create does not change the held entry's read list.
+    failed, data = await lead.crud(action="create", **TEAM, items=[{"content": "v2", "key": "plan",
+                                                                     "read_agents": ["bob"]}])
+    assert data["errors"][0]["code"] == "INVALID_PARAMS"
+    again = await lead.create("v2", **TEAM, item={"key": "plan"})
+    assert (again["id"], again["version"], again["read_agents"]) == (held["id"], 2, ["alice"])
+    # A stale update's conflict copy keeps the list (its writer owns the copy).
+    failed, data = await who(agent, "alice", "sys3").crud(action="update", scope="team", namespace="red",
+                                                          items=[{"id": held["id"], "if_match": held["etag"],
+                                                                  "content": "mine"}])
+    conflict_id = data["errors"][0]["details"]["conflict_id"]
+    assert not await readable(who(agent, "carol"), conflict_id)
+    failed, data = await who(agent, "alice", "sys3").crud(action="read", scope="team", namespace="red",
+                                                          items=[{"id": conflict_id}])
+    assert data["items"][0]["read_agents"] == ["alice"]
+    # A promotion carries the list along.
+    failed, data = await lead.crud(action="promote", scope="team", namespace="red",
+                                   items=[{"id": held["id"], "target_scope": "team", "target_namespace": "red/ops"}])
+    copy = data["items"][0]
+    assert copy["read_agents"] == ["alice"]
+    failed, data = await who(agent, "carol").crud(action="read", scope="team", namespace="red/ops",
+                                                  items=[{"id": copy["id"]}])
+    assert data["errors"][0]["code"] == "NOT_FOUND"
