@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 _SUPPORTED = {
-    "type", "enum", "anyOf", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
+    "type", "enum", "anyOf", "properties", "required", "additionalProperties", "propertyNames", "items", "minItems",
+    "maxItems",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
     # annotations only
     "title", "description", "default",
@@ -151,6 +152,11 @@ class SchemaStrategies:
         `include` gives, out of 100, how often each optional property is sent (default 50)."""
         _check(schema)
         properties: Mapping[str, Any] = schema.get("properties", {})
+        names = schema.get("propertyNames", {}).get("enum")
+        values = schema.get("additionalProperties")
+        if not properties and names and isinstance(values, Mapping):
+            # a map whose keys are a closed set (e.g. budget shares per tier): each key now and then
+            properties = {name: values for name in names}
         required = set(schema.get("required", ()))
         overrides = dict(overrides or {})
         chance = {key: 50 for key in properties} | dict(include or {})
