@@ -156,7 +156,9 @@ async def test_the_migration_numbers_existing_turns_and_converts_existing_marks(
     from agent_memory.storage.postgres.migrations import MIGRATIONS
     from agent_memory.storage.postgres.rows import ENTRY_COLUMNS, entry_params
 
-    columns = ENTRY_COLUMNS[:-1]  # an entry's columns before `key` (migration 012)
+    later = {"key", "domain", "read_agents"}  # columns of migrations 012 and after
+    kept = [n for n, column in enumerate(ENTRY_COLUMNS) if column not in later]
+    columns = [ENTRY_COLUMNS[n] for n in kept]
     insert = f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('%s' for _ in columns)})"
 
     before = [step for name, step in MIGRATIONS if name < "008"]
@@ -165,7 +167,8 @@ async def test_the_migration_numbers_existing_turns_and_converts_existing_marks(
         for step in before:
             step(conn)
         for entry in old:
-            conn.execute(insert, entry_params(entry)[:-1])
+            params = entry_params(entry)
+            conn.execute(insert, [params[n] for n in kept])
         second = conn.execute("SELECT seq FROM entries WHERE id = %s", (old[1].id,)).fetchone()[0]
         conn.execute("INSERT INTO reflection_marks VALUES ('alice', 'red', 's1', %s, %s)", (second, AT))
         conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -101,8 +101,9 @@ async def test_validation_errors_state_the_allowed_values_or_bounds(
 async def test_update_without_changes_lists_the_updatable_fields(agent: Agent) -> None:
     entry = await agent.create("x")
     error = await _error(agent, action="update", items=[{"id": entry["id"]}])
-    assert error["details"]["allowed"] == ["content", "tags", "priority", "confidence", "layer", "expires_at"]
-    assert "one of content, tags, priority, confidence, layer, expires_at" in error["message"]
+    allowed = ["content", "tags", "priority", "confidence", "layer", "expires_at", "domain", "read_agents"]
+    assert error["details"]["allowed"] == allowed
+    assert f"one of {', '.join(allowed)}" in error["message"]
 
 
 async def test_not_found_says_ids_are_looked_up_in_the_requests_scope_and_namespace(agent: Agent) -> None:
