@@ -90,3 +90,14 @@ def test_server_refuses_to_start_on_an_invalid_setting(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert "invalid setting max_content_chars (--max-content-chars)" in result.stderr
+
+
+def test_an_invalid_identity_names_where_its_value_came_from(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"system_type \(--system-type\)"):
+        load_settings(environ={}, overrides={"system_type": "3"})
+    with pytest.raises(ConfigError, match=r"system_type \(MEMORY_SYSTEM_TYPE\)"):
+        load_settings(environ={"MEMORY_SYSTEM_TYPE": "3"})
+    config = tmp_path / "memory.toml"
+    config.write_text('agent_id = "has space"\n')
+    with pytest.raises(ConfigError, match=r"agent_id \(agent_id in .*memory.toml\)"):
+        load_settings(config_file=config, environ={})

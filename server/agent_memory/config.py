@@ -198,7 +198,7 @@ class Settings:
             return ":memory:"
         return str(Path(self.sqlite_path).expanduser()) if self.sqlite_path else str(self.data_path / "memory.db")
 
-    def launch_caller(self) -> Caller:
+    def launch_caller(self, origins: Mapping[str, str] | None = None) -> Caller:
         """The caller for sessions that bring no identity of their own.
 
         Raises:
@@ -214,7 +214,8 @@ class Settings:
             return parse_identity(raw, default_skills=frozenset())
         except Forbidden as exc:
             name = str(exc.details.get("field", "agent_id"))
-            raise ConfigError(f"invalid setting {name} ({env_name(name)}): {exc.message}") from None
+            origin = (origins or {}).get(name, env_name(name))  # where the value came from: a flag, a file, a variable
+            raise ConfigError(f"invalid setting {name} ({origin}): {exc.message}") from None
 
 
 def _os_user() -> str:
@@ -289,7 +290,7 @@ def load_settings(
     settings = Settings(**values)  # type: ignore[arg-type]
     if settings.backend == "postgres" and not settings.postgres_url:
         raise ConfigError(f"backend postgres needs postgres_url ({env_name('postgres_url')}), a postgresql:// URL")
-    settings.launch_caller()
+    settings.launch_caller({name: origin for name, (_, origin) in raw.items()})
     return settings
 
 

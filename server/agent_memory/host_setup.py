@@ -59,15 +59,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "user scope: ~/.claude.json and ~/.claude/settings.json, or ~/.gemini/settings.json). "
                     "Exit codes: 0 done, 1 a file cannot be read or written, 2 invalid arguments.")
     setup.add_argument("host", choices=sorted(HOSTS))
-    setup.add_argument("--agent-id", dest="setup_agent_id",
+    setup.add_argument("--agent-id", dest="setup_agent_id", metavar="ID",
                        help="the agent's id (default: the host's name; vscode-copilot for vscode)")
-    setup.add_argument("--system-type", dest="setup_system_type", default="sys1",
+    setup.add_argument("--system-type", dest="setup_system_type", metavar="TYPE", default="sys1",
                        help="VSM system type sys1..sys5 (default sys1)")
-    setup.add_argument("--team", dest="setup_team", default="default", help="team (default: default)")
-    setup.add_argument("--name", dest="setup_name", default="agent-memory",
+    setup.add_argument("--team", dest="setup_team", metavar="TEAM", default="default", help="team (default: default)")
+    setup.add_argument("--name", dest="setup_name", metavar="NAME", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
-    setup.add_argument("--file", dest="setup_file", help="the file to merge into instead of the host's usual one "
+    setup.add_argument("--file", dest="setup_file", metavar="FILE", help="the file to merge into instead of the host's usual one "
                                                          "(not for claude-code, which writes two)")
     setup.add_argument("--scope", dest="setup_scope", choices=("project", "user"),
                        help="claude-code, gemini-cli: the project in the current directory (default) or every "

@@ -105,8 +105,8 @@ async def test_bad_items_are_reported_with_progress_and_a_reimport_adds_nothing(
     assert [line for line in err if line.startswith("import: ") and "entries (" in line] == [
         "import: 4/10 entries (4 new, 0 already stored)", "import: 8/10 entries (8 new, 0 already stored)",
         "import: 10/10 entries (10 new, 0 already stored)"]
-    for expected in ("import: line 6: entity needs entityType (a non-empty string)",
-                     "import: line 10: relation needs to (a non-empty string)",
+    for expected in ('import: line 6: entity needs a non-empty string "entityType"',
+                     'import: line 10: relation needs a non-empty string "to"',
                      "import: line 11: type must be \"entity\" or \"relation\", got 'observation'",
                      "import: line 5: the same memory as line 1, skipped",
                      "import: done, 10 entries imported, 0 already stored, 1 repeated, 4 bad skipped"):

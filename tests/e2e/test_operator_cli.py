@@ -113,7 +113,8 @@ async def test_audit_filters_and_stats(tmp_path: Path) -> None:
     assert len(conflicts) == 1 and conflicts[0]["agent_id"] == "launcher"
     later = run(env, "audit", "--since", "2999-01-01T00:00:00Z")
     assert later.stdout == "" and "audit: 0 rows" in later.stderr
-    assert run(env, "audit", "--limit", "2").stdout.count("\n") == 2
+    newest = [json.loads(line) for line in run(env, "audit", "--limit", "2").stdout.splitlines()]
+    assert [r["seq"] for r in newest] == [r["seq"] for r in everything[-2:]]  # the newest two, oldest first
     stats = json.loads(run(env, "stats").stdout)
     assert stats["entries"] == 12 and stats["by_scope"] == {"agent": 10, "global": 1, "team": 1}
     assert stats["compacted"] == 3 and stats["conflicts"] == 1 and stats["database_bytes"] > 0

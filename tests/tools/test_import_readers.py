@@ -62,7 +62,7 @@ def test_knowledge_graph_observations_and_relations_become_readable_entries() ->
     assert relation.tags == ("relation:leads", "entity:Maria_Garcia", "entity:Project_Orion")
     assert drafts[0].tags == ("entity:John_Smith", "type:person")
     assert set(bad) == {"line 6", "line 10", "line 11", "line 12"}
-    assert bad["line 6"] == "entity needs entityType (a non-empty string)"
+    assert bad["line 6"] == 'entity needs a non-empty string "entityType"'
     assert bad["line 11"] == "type must be \"entity\" or \"relation\", got 'observation'"
     assert bad["line 12"].startswith("not JSON (")
     repeated = [d for d in drafts if d.content == "John_Smith (person): Speaks fluent Spanish"]

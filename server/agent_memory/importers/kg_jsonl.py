@@ -20,7 +20,7 @@ from agent_memory.importers.drafts import Bad, Draft, json_lines, tag_list
 def _text(record: dict, name: str) -> str:
     value = record.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{record.get('type')} needs {name} (a non-empty string)")
+        raise ValueError(f"{record.get('type')} needs a non-empty string \"{name}\"")
     return value.strip()
 
 

@@ -11,7 +11,8 @@ from agent_memory.core.ports import AUDIT_COLUMNS, AuditQuery
 
 
 def audit_select(query: AuditQuery, mark: str) -> tuple[str, list[object]]:
-    """The statement and its parameters, oldest first, with `mark` as the placeholder."""
+    """The statement and its parameters, oldest first, with `mark` as the placeholder; with a
+    limit, the newest `limit` rows (still oldest first)."""
     where, params = [], []
     for column, value in (("at >= ", query.since), ("agent_id = ", query.agent), ("action = ", query.action),
                           ("outcome = ", query.outcome), ("entry_id = ", query.entry_id)):
@@ -21,11 +22,11 @@ def audit_select(query: AuditQuery, mark: str) -> tuple[str, list[object]]:
     sql = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY at, seq"
-    if query.limit is not None:
-        sql += f" LIMIT {mark}"
-        params.append(int(query.limit))
-    return sql, params
+    if query.limit is None:
+        return sql + " ORDER BY at, seq", params
+    columns = ", ".join(AUDIT_COLUMNS)
+    newest = f"{sql} ORDER BY at DESC, seq DESC LIMIT {mark}"
+    return f"SELECT {columns} FROM ({newest}) AS newest ORDER BY at, seq", [*params, int(query.limit)]
 
 
 def audit_dicts(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
