@@ -80,6 +80,8 @@ def test_a_link_left_open_does_not_hold_the_process_at_exit(tmp_path: Path) -> N
     done = run_python(code, env=server_env(tmp_path / "data"), timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "a"
+    # The server's info lines (start, every call) stay out of the host program's stderr.
+    assert '"level": "info"' not in done.stderr and "memory_crud_invocation" not in done.stderr, done.stderr
 
 
 def _children() -> set[int]:

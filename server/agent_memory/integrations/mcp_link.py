@@ -129,12 +129,14 @@ class MemoryLink:
             command: the agent-memory executable (default: the installed console script).
             args: its arguments (default `serve`).
             env: the server's environment (default: this process's; `MEMORY_*` settings apply).
+                The server logs warnings and errors only (into this program's stderr) unless
+                `MEMORY_LOG_LEVEL` says otherwise.
         """
         from mcp import StdioServerParameters
 
         ident = _check_identity(identity)
-        params = StdioServerParameters(command=command or installed_command(), args=list(args),
-                                       env=dict(os.environ if env is None else env))
+        server_env = {"MEMORY_LOG_LEVEL": "warning", **(os.environ if env is None else env)}
+        params = StdioServerParameters(command=command or installed_command(), args=list(args), env=server_env)
         return cls(params, agent_id=str(ident["agent_id"]), team=str(ident["team"]), identity=ident, mode=mode,
                    timeout=timeout)
 
