@@ -54,6 +54,9 @@ class App:
     browse: BrowseService  # the memory console's list across every readable area
     operator: OperatorStore  # what stats, the audit trail and the console's metrics read
     lineage: LineageService  # supersede chains: what a fact replaced, and undoing a supersede
+    # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
+    # it; idempotent, and a no-op otherwise.
+    start_vectors: Callable[[], None] = lambda: None
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,11 @@ def pruning_service(settings: Settings, store: RecordStore, notify: Callable[[],
 
 
 @asynccontextmanager
-async def open_app(settings: Settings) -> AsyncIterator[App]:
+async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncIterator[App]:
     """Open the store, apply migrations, start background work; close everything on exit.
+    `defer_vectors`: leave the vector runtime's load (importing Chroma and ONNX Runtime, opening
+    the index, loading the model: all of a core for about a second) to `App.start_vectors`, so
+    that a stdio server answers its host's handshake first.
 
     Raises:
         ConfigError: the store cannot be used as configured (the message says why)."""
@@ -133,9 +139,12 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
         audit.start()
         stack.push_async_callback(audit.aclose)
         vectors = store.vectors(server=True)
+        start_vectors, no_more = _once(vectors.start if vectors is not None else None)
         if vectors is not None:
-            vectors.start()
+            if not defer_vectors:
+                start_vectors()
             stack.push_async_callback(vectors.aclose)
+            stack.callback(no_more)  # closing: a deferred start that comes late does nothing
         limits = Limits(max_content_chars=settings.max_content_chars)
         redactor = Redactor(settings.redact_secrets)  # every write path: crud, session log, reflection
         metrics = Metrics()
@@ -178,4 +187,23 @@ async def open_app(settings: Settings) -> AsyncIterator[App]:
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
                   browse=BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
-                  operator=store.operator, lineage=LineageService(repo, store.lineage(), audit, utc_now))
+                  operator=store.operator, lineage=LineageService(repo, store.lineage(), audit, utc_now),
+                  start_vectors=start_vectors)
+
+
+def _once(action: Callable[[], None] | None) -> tuple[Callable[[], None], Callable[[], None]]:
+    """`action` as a callable that runs it the first time only, and a callable that disarms it."""
+    done = action is None
+
+    def run() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            assert action is not None
+            action()
+
+    def disarm() -> None:
+        nonlocal done
+        done = True
+
+    return run, disarm

@@ -14,9 +14,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_memory.hooks.client import main as hook
 
         return hook(args[1:])
+    if args[:1] == ["serve"]:
+        _import_structlog_without_rich()
     from agent_memory.cli import main as cli
 
-    return cli(args)
+    return cli(args, own_process=argv is None)
+
+
+def _import_structlog_without_rich() -> None:
+    """structlog imports rich (when installed, as chromadb brings it) only to pick a default
+    exception formatter for its console renderer: some 35 ms of a host's wait for `serve`, whose log
+    is JSON lines whenever a host reads it. Without rich, a terminal shows plain tracebacks."""
+    if "structlog" in sys.modules or "rich" in sys.modules:
+        return
+    sys.modules["rich"] = None  # type: ignore[assignment]  # import rich -> ImportError, for this import only
+    try:
+        import structlog  # noqa: F401
+    finally:
+        del sys.modules["rich"]
 
 
 if __name__ == "__main__":

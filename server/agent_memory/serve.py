@@ -10,22 +10,20 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
-import uvicorn
-from starlette.applications import Starlette
-from starlette.types import ASGIApp
 
-from agent_memory.auth import load_secret
 from agent_memory.config import ConfigError, Settings
-from agent_memory.console.app import AppSlot, console_app, with_console
-from agent_memory.deep_arguments import CutDeepToolCalls
-from agent_memory.http import BearerAuth
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
 from agent_memory.stores import open_store, store_log_fields
 from agent_memory.tools.server import ToolSpec, create_server
+
+if TYPE_CHECKING:  # the HTTP side (uvicorn, starlette, the console) is imported when serving HTTP only
+    import uvicorn
+    from starlette.types import ASGIApp
 
 log = structlog.get_logger("agent_memory")
 
@@ -71,7 +69,7 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     if os.isatty(0):
         print(TERMINAL_HINT, file=sys.stderr, flush=True)
-    server = create_server(settings, extra_tools=extra_tools)
+    server = create_server(settings, extra_tools=extra_tools, defer_vectors=True, on_open=_abandon_load_on_close)
 
     async def run() -> None:
         log.info("server_starting", transport="stdio", store=settings.backend, **store_log_fields(settings))
@@ -90,6 +88,14 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
         if refused is None:
             raise
         raise refused from None
+
+
+def _abandon_load_on_close(app: Any) -> None:
+    """A stdio server's process ends right after the session (cli's `_exit_now`): stopping need not
+    wait for a vector load still in flight."""
+    vectors = getattr(app, "vectors", None) if app is not None else None
+    if vectors is not None and hasattr(vectors, "abandon_load_on_close"):
+        vectors.abandon_load_on_close = True
 
 
 def _config_error(group: BaseExceptionGroup) -> ConfigError | None:
@@ -120,9 +126,14 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> A
     Raises:
         ConfigError: the auth secret is unusable.
     """
+    from agent_memory.auth import load_secret
+    from agent_memory.console.app import AppSlot, console_app, with_console
+    from agent_memory.deep_arguments import CutDeepToolCalls
+    from agent_memory.http import BearerAuth
+
     slot = AppSlot()
     server = create_server(settings, extra_tools=extra_tools, on_open=slot.set)
-    starlette: Starlette = server.streamable_http_app(
+    starlette = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=settings.http_host,
         max_request_body_size=settings.http_max_request_bytes,
@@ -133,28 +144,32 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> A
     return with_console(BearerAuth(mcp, secret, slot), console)
 
 
-class _Server(uvicorn.Server):
+def _uvicorn_server(config: uvicorn.Config) -> Any:
     """uvicorn, stopping gracefully on SIGINT/SIGTERM without re-raising the signal afterwards
     (which would end the process with 130/143 and a traceback instead of exit 0)."""
+    import uvicorn
 
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, self._stop)
-        if _held:
-            self._stop(_held[0], None)
-        try:
-            yield
-        finally:
-            _hold_stop_signals()
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, self._stop)
+            if _held:
+                self._stop(_held[0], None)
+            try:
+                yield
+            finally:
+                _hold_stop_signals()
 
-    def _stop(self, signum: int, frame: object) -> None:
-        if not self.should_exit:
-            log.info("server_stopping", signal=signal.Signals(signum).name)
-        self.handle_exit(signum, None)
+        def _stop(self, signum: int, frame: object) -> None:
+            if not self.should_exit:
+                log.info("server_stopping", signal=signal.Signals(signum).name)
+            self.handle_exit(signum, None)
+
+    return _Server(config)
 
 
 def bind_http(host: str, port: int) -> socket.socket:
@@ -184,6 +199,8 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
         ConfigError: the store cannot be opened as configured (checked before `server_starting`).
         StartFailed: start-up failed all the same (say, the store went away in between).
     """
+    import uvicorn
+
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
     app = http_app(settings, extra_tools=extra_tools)
     sock = bind_http(settings.http_host, settings.http_port)
@@ -196,7 +213,7 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)
     log.info("server_starting", transport="http", host=settings.http_host, port=settings.http_port,
              store=settings.backend, **store_log_fields(settings))
-    server = _Server(config)
+    server = _uvicorn_server(config)
     with sock:
         server.run(sockets=[sock])
     if not server.started:

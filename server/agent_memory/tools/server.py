@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -55,6 +56,11 @@ from agent_memory.tools.retrieve_tool import DESCRIPTION as RETRIEVE_DESCRIPTION
 from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
 log = structlog.get_logger("agent_memory.tools")
+
+# Deferred vector load (stdio): how long after answering tools/list (time for the answer to be
+# written before the load takes a core and the GIL), and at the latest after the store opened.
+VECTORS_AFTER_LIST_SECONDS = 0.05
+VECTORS_AT_THE_LATEST_SECONDS = 1.0
 
 Runner = Callable[[App, Call, Any, Any], Awaitable[dict[str, Any]]]  # (app, call, args, request context)
 
@@ -176,6 +182,8 @@ class Dispatcher:
             log.warning("tools_list_identity_refused", reason=error.message, field=error.details.get("field"))
             info = to_error_info(error)
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
+        # The handshake's last answer: the deferred vector load starts once it is on its way.
+        asyncio.get_running_loop().call_later(VECTORS_AFTER_LIST_SECONDS, ctx.lifespan_context.start_vectors)
         return ListToolsResult(tools=[
             self._definitions[s.name] for s in self._tools.values() if s.skill is None or s.skill in caller.skills
         ])
@@ -193,6 +201,7 @@ class Dispatcher:
             "scope": _client_text(arguments.get("scope", "agent"), 32),
         }
         structlog.contextvars.clear_contextvars()
+        ctx.lifespan_context.start_vectors()  # a call may need them: no more waiting (a no-op once started)
         try:
             if spec is None:
                 raise InvalidParams(f"unknown tool {name}; the tools are {', '.join(self._tools)}", field="name",
@@ -258,6 +267,7 @@ class Dispatcher:
         except DomainError as error:
             info = to_error_info(error)
             raise MCPError(-32602, info.message, info.model_dump()) from None
+        ctx.lifespan_context.start_vectors()
         try:
             return await resources.read(ctx.lifespan_context, caller, str(params.uri))
         except MCPError:
@@ -269,14 +279,19 @@ class Dispatcher:
 
 
 def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
-                  on_open: Callable[[App | None], None] | None = None) -> Server[App]:
+                  on_open: Callable[[App | None], None] | None = None, defer_vectors: bool = False) -> Server[App]:
     """Build the MCP server. `extra_tools` lets benchmarks add a tool of their own; `on_open` is
-    told the opened app (and None when it closes): the memory console serves from it."""
+    told the opened app (and None when it closes): the memory console serves from it.
+    `defer_vectors` (stdio): the vector runtime starts loading once `tools/list` has been answered,
+    at the first call or resource read, or VECTORS_AT_THE_LATEST_SECONDS after the store opened,
+    whichever comes first, so that the load does not compete with the host's handshake."""
     dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
 
     @asynccontextmanager
     async def lifespan(_: Server[App]) -> AsyncIterator[App]:
-        async with open_app(settings) as app:
+        async with open_app(settings, defer_vectors=defer_vectors) as app:
+            if defer_vectors:
+                asyncio.get_running_loop().call_later(VECTORS_AT_THE_LATEST_SECONDS, app.start_vectors)
             if on_open is not None:
                 on_open(app)
             try:

@@ -76,6 +76,11 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._cleanup: asyncio.Future[int] | None = None
         self._link: OwnerLink | None = None  # set while another process owns the index
         self._service: OwnerService | None = None  # set while this process owns it
+        self._loading = False  # `_load` is running on the indexing thread
+        # Set by a process that ends as soon as this closes (a stdio server): closing then does not
+        # wait for a load still in flight (up to a second or more of importing Chroma and ONNX
+        # Runtime and loading the model), which the process's end abandons as a kill would.
+        self.abandon_load_on_close = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -87,6 +92,15 @@ class VectorRuntime(VectorSync, VectorSearch):
                 task.cancel()
             if self._tasks:
                 await asyncio.wait(self._tasks)  # never raises: how a task ended is `_ended`'s business
+            if self.abandon_load_on_close and self._loading and self._embedder is None:
+                # The first load, still in flight: nothing was applied yet (the index opens and the
+                # model loads before any apply), so it is left to the process's end, as a kill would
+                # leave it; the index's lock goes with the process.
+                log.info("vector_load_abandoned")
+                self._health.remove()
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                self._query_executor.shutdown(wait=False, cancel_futures=True)
+                return
             if self._cleanup is not None:
                 await self._cleanup
             await self._release()
@@ -112,6 +126,13 @@ class VectorRuntime(VectorSync, VectorSearch):
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     def _load(self) -> None:
+        self._loading = True
+        try:
+            self._load_index_and_model()
+        finally:
+            self._loading = False
+
+    def _load_index_and_model(self) -> None:
         # The index first: a process that does not own it never needs the model.
         self._open_index()
         if self._embedder is None:
