@@ -44,7 +44,8 @@ _PAGE = {
          "tags": ["bench"], "priority": "medium", "source": "manual", "confidence": 1.0, "layer": "long_term",
          "created_at": "2026-11-22T00:38:23.411949Z", "updated_at": "2026-11-22T00:38:23.411949Z",
          "expires_at": None, "version": 1, "etag": "47027bef0ce08575d328", "conflict": False,
-         "conflict_of": None, "session_id": None, "promoted_from": None, "compacted": False}
+         "conflict_of": None, "session_id": None, "promoted_from": None, "compacted": False,
+         "superseded_by": None, "key": None, "domain": None, "read_agents": []}
         for i in range(25)
     ],
     "errors": [], "next_cursor": "eyJjIjoiMjAyNi0xMS0yMlQwMDozODoyMy40NTgzNTlaIiJ9.2G3EsSPelcrWwMPgZyLdTw",
