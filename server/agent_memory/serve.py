@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import signal
 import socket
@@ -230,6 +231,10 @@ async def check_store(settings: Settings) -> None:
 
 
 def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
+    # Everything the server needs is imported (the launcher turned the collector off for that):
+    # what exists now lives as long as the process, so it is left out of every later collection.
+    gc.freeze()
+    gc.enable()
     # Background indexing (embedding, Chroma) runs in threads of this process; a short GIL switch
     # interval keeps it from delaying request handling by whole 5 ms slices.
     sys.setswitchinterval(0.0005)
