@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -84,6 +85,49 @@ def test_a_signal_stops_stdio_serve_with_a_host_attached(tmp_path: Path, signum:
     stopped_cleanly(proc, log, "stdio")
     assert TERMINAL_HINT not in log.read_text()  # stdin is no terminal
     proc.stdin.close()
+    proc.stdout.close()
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "stdin"])
+def test_a_stop_right_after_a_write_keeps_it_and_exits_at_once(tmp_path: Path, stop: str) -> None:
+    """A host stops its server the moment it is done (Claude Code kills it about 0.5 s after
+    SIGINT/SIGTERM): the process must be gone well before that, with the acknowledged write and its
+    audit row on disk, also while the vector model is still loading (it starts after tools/list)."""
+    log = tmp_path / "stderr.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([agent_memory_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, env=server_env(tmp_path / "data"))
+    assert proc.stdin and proc.stdout
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_crud", "arguments": {
+            "action": "create", "items": [{"content": "kept across a stop"}]}}},
+    ]
+    answers: dict[int, dict] = {}
+    for request in requests:
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        if "id" in request:
+            answer = json.loads(proc.stdout.readline())
+            answers[answer["id"]] = answer
+    created = answers[3]["result"]["structuredContent"]["items"][0]["id"]
+    stopped = time.monotonic()
+    if stop == "stdin":
+        proc.stdin.close()
+    else:
+        proc.send_signal(getattr(signal, stop))
+    stopped_cleanly(proc, log, "stdio")
+    assert time.monotonic() - stopped < 5  # ~0.05 s idle on 2 cores; generous for a loaded CI machine
+    with sqlite3.connect(tmp_path / "data" / "memory.db") as db:
+        assert db.execute("SELECT content FROM entries WHERE id = ?", (created,)).fetchall() == [
+            ("kept across a stop",)]
+        assert db.execute("SELECT outcome FROM audit WHERE entry_id = ? AND action = 'create'",
+                          (created,)).fetchall() == [("ok",)]
+    if not proc.stdin.closed:
+        proc.stdin.close()
     proc.stdout.close()
 
 
