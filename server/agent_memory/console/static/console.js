@@ -10,7 +10,9 @@ const main = document.getElementById("main");
 const statusLine = document.getElementById("status");
 let me = null;
 let metricsTimer = null;
+let statusTimer = null;
 const samples = [];
+const SAMPLE_SECONDS = 5;
 
 // -- helpers ---------------------------------------------------------------------------------
 
@@ -28,9 +30,35 @@ function h(tag, attrs, ...children) {
   return node;
 }
 
+// The status bar: shown only while it has a message, in plain words. A notice fades after a few
+// seconds; an error stays until dismissed (or the next message). Either can be dismissed with ×.
 function say(text, isError) {
-  statusLine.textContent = text || "";
+  clearTimeout(statusTimer);
+  if (!text) {
+    statusLine.replaceChildren();
+    statusLine.hidden = true;
+    statusLine.className = "";
+    return;
+  }
+  statusLine.replaceChildren(h("span", { id: "status-text" }, text),
+    h("button", { type: "button", id: "status-dismiss", "aria-label": "dismiss", title: "dismiss",
+      onclick: () => say("") }, "×"));
   statusLine.className = isError ? "error" : "";
+  statusLine.hidden = false;
+  if (!isError) {
+    statusTimer = setTimeout(() => {
+      statusLine.className = "fading";
+      statusTimer = setTimeout(() => say(""), 600);
+    }, 5000);
+  }
+}
+
+// "2026-11-26T01:07:12.123456+00:00" as "2026-11-26 01:07" (the full value in its tooltip)
+function when(value) {
+  if (!value) return "";
+  const text = String(value);
+  const short = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(text) ? text.slice(0, 10) + " " + text.slice(11, 16) : text;
+  return h("time", { class: "when", datetime: text, title: text }, short);
 }
 
 function show(...nodes) {
@@ -51,7 +79,7 @@ async function call(method, path, body) {
     throw new Error(data.message);
   }
   if (!response.ok) {
-    const error = new Error(data.code + ": " + data.message);
+    const error = new Error(data.message || data.code);  // in plain words; the code stays in error.data
     error.data = data;
     throw error;
   }
@@ -64,8 +92,8 @@ function query(params) {
   return parts.length ? "?" + parts.join("&") : "";
 }
 
-function select(name, values, current) {
-  return h("select", { name }, h("option", { value: "" }, "any"),
+function select(name, values, current, anyLabel = "any") {  // anyLabel null: one of `values` must be chosen
+  return h("select", { name }, anyLabel === null ? null : h("option", { value: "" }, anyLabel),
     values.map((v) => h("option", { value: v, selected: v === current }, v)));
 }
 
@@ -83,13 +111,14 @@ function flags(e) {
     e.compacted ? h("span", { class: "muted" }, "compacted") : null];
 }
 
-function entryLink(id) {
-  return h("a", { href: "#/entry/" + encodeURIComponent(id), class: "entry-link", "data-id": id }, id);
+function entryLink(id, short) {  // short: "mem_…AMJ992Z5K2" (an id's random tail; the whole id in its tooltip)
+  const text = short && id.length > 16 ? id.slice(0, id.indexOf("_") + 1) + "…" + id.slice(-10) : id;
+  return h("a", { href: "#/entry/" + encodeURIComponent(id), class: "entry-link", "data-id": id, title: id }, text);
 }
 
 async function guarded(work) {
   try {
-    say("");
+    if (statusLine.className === "error") say("");  // a notice fades by itself (and outlives a page change)
     await work();
   } catch (error) {
     say(error.message, true);
@@ -169,18 +198,20 @@ async function browsePage(params) {
   });
   const body = h("tbody", { id: "entries" });
   const more = h("button", { id: "more", hidden: true }, "More");
-  show(h("h2", {}, "Browse"), form, h("table", {},
+  show(h("h2", {}, "Browse"), form, h("table", { id: "browse-table" },
     h("thead", {}, h("tr", {}, ["id", "scope", "namespace", "layer", "domain", "tags", "source", "updated", "",
       "content"]
-      .map((t) => h("th", {}, t)))), body), h("p", {}, more));
+      .map((t) => h("th", { class: t === "content" ? "content-col" : null }, t)))), body), h("p", {}, more));
   let cursor = null;
   async function load() {
     const page = await call("GET", "/entries" + query({ ...params, cursor }));
     for (const e of page.items) {
-      body.append(h("tr", { "data-id": e.id }, h("td", {}, entryLink(e.id)), h("td", {}, e.scope),
+      body.append(h("tr", { "data-id": e.id }, h("td", { class: "nowrap" }, entryLink(e.id, true)),
+        h("td", {}, e.scope),
         h("td", {}, e.namespace), h("td", {}, e.layer), h("td", {}, e.domain || ""), h("td", {}, tags(e.tags)),
         h("td", {}, e.source),
-        h("td", {}, e.updated_at), h("td", {}, flags(e)), h("td", {}, e.content.slice(0, 160))));
+        h("td", { class: "nowrap" }, when(e.updated_at)), h("td", {}, flags(e)),
+        h("td", { class: "content-col" }, e.content.slice(0, 160))));
     }
     if (!page.items.length && !cursor) body.append(h("tr", {}, h("td", { colspan: 10 }, "nothing here")));
     cursor = page.next_cursor;
@@ -214,11 +245,11 @@ async function entryPage(id) {
     try {
       await call("PATCH", "/entries/" + encodeURIComponent(e.id), changed);
       await entryPage(e.id);
-      say("saved");
+      say("Saved.");
     } catch (error) {
       const d = (error.data || {}).details || {};
       if (d.conflict_id) {
-        say(`someone changed this entry first: your edit was kept as conflict ${d.conflict_id} (see Conflicts)`, true);
+        say("Someone changed this entry first: your edit was kept as a conflict to reconcile (see Conflicts).", true);
       } else throw error;
     }
   }) }, "Save");
@@ -226,7 +257,7 @@ async function entryPage(id) {
     del.replaceWith(h("button", { id: "confirm-delete", onclick: () => guarded(async () => {
       await call("DELETE", "/entries/" + encodeURIComponent(e.id) + query({ if_match: e.etag }));
       location.hash = "#/browse";
-      say("deleted " + e.id);
+      say("Entry deleted.");
     }) }, "Really delete " + e.id + "?"));
   } }, "Delete");
   const editable = !e.conflict;
@@ -240,7 +271,7 @@ async function entryPage(id) {
     h("h2", {}, "Audit trail"),
     h("table", { id: "audit" }, h("thead", {}, h("tr", {}, ["at", "agent", "tool", "action", "outcome", "details"]
       .map((t) => h("th", {}, t)))),
-    h("tbody", {}, data.audit.map((row) => h("tr", { class: "audit-row" }, h("td", {}, row.at),
+    h("tbody", {}, data.audit.map((row) => h("tr", { class: "audit-row" }, h("td", { class: "nowrap" }, when(row.at)),
       h("td", {}, `${row.agent_id} (${row.system_type}, ${row.team})`), h("td", {}, row.tool),
       h("td", {}, row.action), h("td", {}, row.outcome), h("td", {}, JSON.stringify(row.details)))))));
 }
@@ -253,7 +284,7 @@ function historySection(e, replaced) {
     const undo = h("button", { id: "unsupersede", onclick: () => guarded(async () => {
       await call("POST", "/entries/" + encodeURIComponent(e.id) + "/unsupersede", { if_match: e.etag });
       await entryPage(e.id);
-      say("made current again: " + e.id + " (" + e.superseded_by + " stays current too)");
+      say("This fact is current again (the fact that replaced it stays current too).");
     }) }, "Undo: make this fact current again");
     rows.push(h("p", { id: "replaced-by" }, "Replaced by ", entryLink(e.superseded_by),
       ": this fact is kept but left out of retrieval. ", undo));
@@ -271,7 +302,7 @@ function historySection(e, replaced) {
 async function searchPage(params) {
   const form = h("form", { class: "filters", id: "search-form" },
     field("query", h("input", { name: "q", id: "search-q", value: params.q || "", size: 40 })),
-    field("mode", select("mode", ["hybrid", "semantic", "keyword"], params.mode)),
+    field("mode", select("mode", ["hybrid", "semantic", "keyword"], params.mode || "hybrid", null)),
     field("scope", select("scope", ["agent", "team", "global"], params.scope)),
     field("min score", h("input", { name: "min_score", value: params.min_score || "", size: 4 })),
     h("button", { type: "submit" }, "Search"));
@@ -298,9 +329,15 @@ async function searchPage(params) {
 function side(title, e) {
   if (!e) return h("div", {}, h("h3", {}, title), h("p", { class: "muted" }, "the original is gone"));
   return h("div", {}, h("h3", {}, title, " ", entryLink(e.id)),
-    h("div", { class: "muted" }, `v${e.version} · ${e.owner_agent_id} · ${e.updated_at} · ${e.priority} · ` +
-      `confidence ${e.confidence}`), tags(e.tags), h("pre", {}, e.content));
+    h("div", { class: "muted" }, `v${e.version} · ${e.owner_agent_id} · `, when(e.updated_at),
+      ` · ${e.priority} · confidence ${e.confidence}`), tags(e.tags), h("pre", {}, e.content));
 }
+
+const RESOLVED = {
+  keep_original: "Conflict resolved: kept the original.",
+  take_this: "Conflict resolved: kept this version.",
+  merge: "Conflict resolved: saved the merged text.",
+};
 
 async function conflictsPage() {
   const page = await call("GET", "/conflicts");
@@ -309,8 +346,8 @@ async function conflictsPage() {
       const resolve = (choice, content) => guarded(async () => {
         await call("POST", "/conflicts/" + encodeURIComponent(conflict.id) + "/resolve",
           { choice, original_etag: original ? original.etag : "", content });
-        say(`resolved ${conflict.id} (${choice})`);
         await conflictsPage();
+        say(RESOLVED[choice] || "Conflict resolved.");
       });
       const actions = h("div", { class: "actions" });
       const mergeBox = h("div", { class: "actions" });
@@ -327,6 +364,7 @@ async function conflictsPage() {
         actions.append(h("button", { class: "discard", onclick: () => guarded(async () => {
           await call("DELETE", "/entries/" + encodeURIComponent(conflict.id) + query({ if_match: conflict.etag }));
           await conflictsPage();
+          say("Conflict discarded.");
         }) }, "Discard conflict"));
       }
       return h("div", { class: "pair", "data-conflict": conflict.id }, side("Original", original),
@@ -341,7 +379,9 @@ const SVG = "http://www.w3.org/2000/svg";
 function svg(tag, attrs, ...children) {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children) {
+    if (c !== null && c !== undefined) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
   return node;
 }
 
@@ -363,16 +403,47 @@ function barChart(title, rows, unit) {  // rows: [label, [values...]]; series co
   return h("div", { class: "chart" }, h("strong", {}, title), h("br"), chart);
 }
 
-function sparkline(title, values) {
+// A line over the samples taken while the page is open, scaled from their least to their greatest
+// value (so a change of one shows), with that scale and the time span on its axes; "no data yet"
+// until there are two samples to join.
+function sparkline(title, values, id) {
   const width = 360;
-  const height = 60;
-  const max = Math.max(1, ...values);
-  const step = width / Math.max(1, values.length - 1);
-  const points = values.map((v, i) => `${(i * step).toFixed(1)},${(height - (v / max) * (height - 4)).toFixed(1)}`);
-  return h("div", { class: "chart" }, h("strong", {}, title),
-    h("span", { class: "muted" }, ` now ${values[values.length - 1] ?? 0}, max ${max}`), h("br"),
-    svg("svg", { width, height, role: "img" },
-      svg("polyline", { points: points.join(" "), fill: "none", stroke: "#3b82f6", "stroke-width": 2 })));
+  const height = 80;
+  const left = 44;
+  const bottom = 16;
+  const box = h("div", { class: "chart", id }, h("strong", {}, title));
+  if (values.length < 2) {
+    box.append(h("p", { class: "muted no-data" },
+      `no data yet: a point every ${SAMPLE_SECONDS} s while this page is open`));
+    return box;
+  }
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const span = high - low || 1;
+  const plotW = width - left - 4;
+  const plotH = height - bottom - 8;
+  const step = plotW / (values.length - 1);
+  const y = (v) => (high === low ? 4 + plotH / 2 : 4 + plotH - ((v - low) / span) * plotH).toFixed(1);
+  const points = values.map((v, i) => `${(left + i * step).toFixed(1)},${y(v)}`);
+  const chart = svg("svg", { width, height, role: "img", class: "line" },
+    svg("line", { x1: left, y1: 4, x2: left, y2: 4 + plotH, stroke: "#9aa5b1" }),
+    svg("line", { x1: left, y1: 4 + plotH, x2: width - 4, y2: 4 + plotH, stroke: "#9aa5b1" }),
+    high === low
+      ? svg("text", { x: left - 4, y: 8 + plotH / 2, "font-size": 10, "text-anchor": "end", class: "axis-max" }, high)
+      : svg("text", { x: left - 4, y: 12, "font-size": 10, "text-anchor": "end", class: "axis-max" }, high),
+    high === low ? null
+      : svg("text", { x: left - 4, y: 4 + plotH, "font-size": 10, "text-anchor": "end", class: "axis-min" }, low),
+    svg("text", { x: left, y: height - 2, "font-size": 10 }, `${(values.length - 1) * SAMPLE_SECONDS} s ago`),
+    svg("text", { x: width - 4, y: height - 2, "font-size": 10, "text-anchor": "end" }, "now"),
+    svg("polyline", { points: points.join(" "), fill: "none", stroke: "#3b82f6", "stroke-width": 2 }));
+  box.append(h("span", { class: "muted" }, ` now ${values[values.length - 1]}` +
+    (high === low ? " (unchanged)" : `, ranged ${low}–${high}`)), h("br"), chart,
+    h("div", { class: "muted last-values" }, "last values: " + values.slice(-6).join(", ")));
+  return box;
+}
+
+function percent(rate) {
+  return `${(Number(rate) * 100).toFixed(Number(rate) * 100 % 1 ? 1 : 0)}%`;
 }
 
 async function metricsPage() {
@@ -382,10 +453,15 @@ async function metricsPage() {
   samples.push({ calls, backlog: data.store.vector_outbox_backlog });
   if (samples.length > 60) samples.shift();
   const r = data.retrieval;
+  const hits = Math.round(r.hit_rate * r.retrievals);
   show(h("h2", {}, "Metrics"),
     h("table", { id: "metrics-summary" }, [
-      ["tool calls", calls], ["retrievals", r.retrievals], ["retrieval hit rate", r.hit_rate],
-      ["mean injected chars", r.mean_injected_chars], ["vector outbox backlog", data.store.vector_outbox_backlog],
+      ["tool calls (every memory_* tool, over MCP and from this console)", calls],
+      ["retrievals (memory_retrieve runs, console searches included)", r.retrievals],
+      ["retrieval hit rate (retrievals that found at least one entry)",
+        r.retrievals ? `${percent(r.hit_rate)} (${hits} of ${r.retrievals})` : "no retrievals yet"],
+      ["mean injected chars (per retrieval)", r.mean_injected_chars],
+      ["vector outbox backlog (entries waiting for their vectors)", data.store.vector_outbox_backlog],
       ["entries (you may read)", data.store.entries], ["pending conflicts", data.store.conflicts]]
       .map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))),
     h("div", { class: "charts" },
@@ -393,21 +469,36 @@ async function metricsPage() {
       barChart("latency p50 / p95 / p99", tools.map(([name, t]) =>
         [name, [t.latency_ms.p50, t.latency_ms.p95, t.latency_ms.p99]]), " ms"),
       barChart("entries by scope", Object.entries(data.store.by_scope).map(([k, v]) => [k, [v]]), ""),
-      sparkline("tool calls (this page, every 5 s)", samples.map((p) => p.calls)),
-      sparkline("vector outbox backlog", samples.map((p) => p.backlog))),
+      sparkline(`tool calls since start (sampled every ${SAMPLE_SECONDS} s on this page)`,
+        samples.map((p) => p.calls), "spark-calls"),
+      sparkline("vector outbox backlog", samples.map((p) => p.backlog), "spark-backlog")),
     h("p", { class: "muted" }, "Counters are this server process's since it started."));
-  metricsTimer = setTimeout(() => guarded(metricsPage), 5000);
+  metricsTimer = setTimeout(() => guarded(metricsPage), SAMPLE_SECONDS * 1000);
 }
 
 // -- warnings --------------------------------------------------------------------------------
+
+const LINE_KEYS = new Set(["timestamp", "level", "event", "logger"]);
+
+function fieldText(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
 
 async function warningsPage() {
   const data = await call("GET", "/warnings");
   show(h("h2", {}, "Warnings ", h("span", { class: "muted" }, data.since ? "new since " + data.since : "all kept")),
     data.summary.length ? h("table", { id: "warnings" }, h("tr", {}, ["count", "level", "event", "last"]
       .map((t) => h("th", {}, t))), data.summary.map((s) => h("tr", {}, h("td", {}, s.count), h("td", {}, s.level),
-      h("td", {}, s.event), h("td", {}, s.last)))) : h("p", {}, "No new warnings."),
-    h("h2", {}, "Latest"), data.latest.map((line) => h("pre", { class: "content" }, JSON.stringify(line))));
+      h("td", {}, s.event), h("td", { class: "nowrap" }, when(s.last))))) : h("p", {}, "No new warnings."),
+    h("h2", {}, "Latest"),
+    data.latest.length ? h("table", { id: "warning-lines" },
+      h("thead", {}, h("tr", {}, ["time", "level", "event", "details"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, data.latest.slice().reverse().map((line) => h("tr", { class: "warning-line" },
+        h("td", { class: "nowrap" }, when(line.timestamp)),
+        h("td", { class: "level-" + String(line.level || "").toLowerCase() }, line.level || ""),
+        h("td", {}, line.event || ""),
+        h("td", {}, h("dl", { class: "fields" }, Object.entries(line).filter(([k]) => !LINE_KEYS.has(k))
+          .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, fieldText(v))]))))))) : h("p", { class: "muted" }, "none"));
 }
 
 // -- routing ---------------------------------------------------------------------------------
@@ -431,11 +522,36 @@ function route() {
 
 window.addEventListener("hashchange", route);
 
+// A sign-in fragment without its `code=` / `token=` part: the view it names and that view's own
+// parameters ("#/search?q=x&token=…" gives "#/search?q=x"; "#token=…&/metrics" and
+// "#token=…&view=metrics" give "#/metrics"); "#/browse" when it names none.
+function withoutCredentials(fragment) {
+  let text = fragment.replace(/^#/, "");
+  let path = "";
+  if (text.startsWith("/")) {
+    const at = text.indexOf("?");
+    const amp = text.indexOf("&");
+    const cut = at < 0 ? amp : amp < 0 ? at : Math.min(at, amp);
+    path = cut < 0 ? text : text.slice(0, cut);
+    text = cut < 0 ? "" : text.slice(cut + 1);
+  }
+  const kept = [];
+  for (const part of text.split(/[&?]/)) {
+    if (!part || /^(token|code)=/.test(part)) continue;
+    if (!path && part.startsWith("/")) path = part;
+    else if (!path && part.startsWith("view=")) path = "/" + decodeURIComponent(part.slice(5)).replace(/^\/+/, "");
+    else kept.push(part);
+  }
+  return "#" + (path || "/browse") + (kept.length ? "?" + kept.join("&") : "");
+}
+
 (function start() {
   sessionStorage.removeItem(LEGACY_KEY);
-  const code = /[#&]code=([^&]+)/.exec(location.hash);
-  const token = /[#&]token=/.test(location.hash);  // an old sign-in URL: tokens no longer travel in URLs
-  if (code || token) history.replaceState(null, "", location.pathname + "#/browse");  // out of the address bar
+  const code = /[#&?]code=([^&]+)/.exec(location.hash);
+  const token = /[#&?]token=/.test(location.hash);  // an old sign-in URL: tokens no longer travel in URLs
+  if (code || token) {  // out of the address bar, keeping the view the link names
+    history.replaceState(null, "", location.pathname + withoutCredentials(location.hash));
+  }
   if (code) {
     exchange(decodeURIComponent(code[1]));
   } else {
