@@ -2,6 +2,7 @@
 
     python tests/bench/bench_retrieve.py [--sizes 1000 10000] [--queries 200] [--reference-max 10000]
                                          [--server-env MEMORY_EMBEDDING_INT8_COMPUTE=false]
+                                         [--modes keyword hybrid semantic] [--compare OTHER_CHECKOUT]
 
 For each size, the same texts and the same questions go to two servers over stdio, both running
 on this machine:
@@ -13,7 +14,11 @@ on this machine:
   `--reference-max`; skipped, with the reason printed, when node/npm or the registry is missing.
 - ours: a fresh store behind the real stdio server; the texts are written through memory_crud in
   bulks of 10; once the vector index has caught up, each question goes through memory_retrieve
-  (limit 10) in keyword mode and in hybrid mode.
+  (limit 10) in keyword mode and in hybrid mode (`--modes`; semantic mode is asked other questions
+  of the same set, so that it never finds the query's vector in the server's cache of recent query
+  vectors, filled by hybrid mode).
+- with `--compare DIR`: the same again from another checkout's `server/` (e.g. a `git worktree` of
+  an older commit), labelled `ours@DIR`, to compare two versions in one run.
 
 Both are loaded first; then each question goes to the reference, ours keyword and ours hybrid in
 turn, so that drift on a shared machine hits all three alike.
@@ -55,7 +60,7 @@ DATA = DEFAULT  # main() sets the folder given (--data, $AGENT_MEMORY_LOCOMO)
 REFERENCE = "@modelcontextprotocol/server-memory@2026.8.31"
 REFERENCE_ENTRY = "node_modules/@modelcontextprotocol/server-memory/dist/index.js"
 REFERENCE_BATCH = 100
-MODES = ("keyword", "hybrid")
+MODES = ["keyword", "hybrid"]
 
 
 SERVER_ENV: dict[str, str] = {}
@@ -114,7 +119,7 @@ async def start_reference(stack: AsyncExitStack, command: list[str], size: int, 
 
 
 async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_env: dict[str, str] | None = None,
-                     label: str = "ours") -> tuple[Client, Path]:
+                     label: str = "ours", source: Path | None = None) -> tuple[Client, Path]:
     """Our server (stdio) on a fresh store holding `items`, once they are all searchable by
     meaning; also the path of its log."""
     data_dir = tempfile.mkdtemp(prefix=f"bench-retrieve-{size}-")
@@ -127,6 +132,8 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
                 "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(size * 2)})
     env.update(SERVER_ENV)
     env.update(store_env or {})
+    if source is not None:  # that checkout's package comes first on the path
+        env["PYTHONPATH"] = os.pathsep.join([str(source / "server"), *filter(None, [env.get("PYTHONPATH")])])
     log_path = Path(data_dir) / "server.log"
     params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
     log = stack.enter_context(log_path.open("w"))
@@ -152,11 +159,14 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
     return client, log_path
 
 
-async def run(size: int, n_queries: int, reference: list[str] | None, backends: list[str]) -> None:
+async def run(size: int, n_queries: int, reference: list[str] | None, backends: list[str],
+              compare: Path | None = None) -> None:
     turns, questions = corpus()
     rng = random.Random(size)
     items = texts(size, turns, rng)
     asked = rng.sample(questions, min(n_queries, len(questions)))
+    others = [q for q in questions if q not in set(asked)]
+    other = random.Random(size + 1).sample(others, min(len(asked), len(others)))  # semantic mode's questions
     print(f"{size:,} entries, {len(asked)} questions")
     # Each question goes to every server and mode in turn, so drift on a shared machine hits all alike.
     calls: dict[str, tuple[Client, str, dict]] = {}
@@ -165,19 +175,22 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
             calls["reference search_nodes"] = (await start_reference(stack, reference, size, items), "search_nodes", {})
         logs: dict[str, Path] = {}
         for backend in backends:
-            name = "ours" if backends == ["sqlite"] else f"ours/{backend}"
-            store_env = {}
-            if backend == "postgres":
-                store_env = {"MEMORY_BACKEND": "postgres",
-                             "MEMORY_POSTGRES_URL": stack.enter_context(bench_postgres()).create_database()}
-            ours, logs[name] = await start_ours(stack, size, items, store_env, name)
-            for mode in MODES:
-                calls[f"{name} memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
+            for source in [None, compare] if compare is not None else [None]:
+                name = "ours" if backends == ["sqlite"] else f"ours/{backend}"
+                name += f"@{source.name}" if source is not None else ""
+                store_env = {}
+                if backend == "postgres":
+                    store_env = {"MEMORY_BACKEND": "postgres",
+                                 "MEMORY_POSTGRES_URL": stack.enter_context(bench_postgres()).create_database()}
+                ours, logs[name] = await start_ours(stack, size, items, store_env, name, source)
+                for mode in MODES:
+                    calls[f"{name} memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
         round_trips: dict[str, list[float]] = {label: [] for label in calls}
-        for n, question in enumerate(asked[:10] + asked):  # the first 10: warm-up
+        for n, (question, aside) in enumerate(zip(asked[:10] + asked, other[:10] + other)):  # the first 10: warm-up
             for label, (client, tool, extra) in calls.items():
                 t0 = time.perf_counter()
-                answer = await client.call_tool(tool, {"query": question, **extra})
+                answer = await client.call_tool(tool, {"query": aside if extra.get("mode") == "semantic" else question,
+                                                       **extra})
                 elapsed = (time.perf_counter() - t0) * 1000
                 assert not answer.is_error, answer.content
                 assert tool != "memory_retrieve" or answer.structured_content["degraded"] is None
@@ -207,6 +220,10 @@ def main() -> None:
                         help="run the reference server only at sizes up to this (0: never)")
     parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
                         help="our stores, side by side in one run (postgres: tests/bench/pg_bench.py's server)")
+    parser.add_argument("--modes", nargs="+", choices=["keyword", "hybrid", "semantic"], default=MODES,
+                        help="memory_retrieve modes to time (semantic mode is asked other questions)")
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also run our server from this checkout's server/ (e.g. a git worktree of HEAD)")
     parser.add_argument("--server-env", action="append", default=[], metavar="MEMORY_X=VALUE",
                         help="a setting for our server, e.g. MEMORY_EMBEDDING_INT8_COMPUTE=false")
     parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
@@ -215,6 +232,7 @@ def main() -> None:
     global DATA
     DATA = locomo_dir(args.data)
     SERVER_ENV.update(item.split("=", 1) for item in args.server_env)
+    MODES[:] = args.modes
     reference, why = (None, "--reference-max 0")
     if any(size <= args.reference_max for size in args.sizes):
         reference, why = reference_command()
@@ -222,7 +240,8 @@ def main() -> None:
         print(f"reference server skipped: {why}")
     print("memory_retrieve (limit 10) vs the reference server's search_nodes, over stdio")
     for size in args.sizes:
-        anyio.run(run, size, args.queries, reference if size <= args.reference_max else None, args.backends)
+        anyio.run(run, size, args.queries, reference if size <= args.reference_max else None, args.backends,
+                  args.compare.resolve() if args.compare else None)
 
 
 if __name__ == "__main__":

@@ -174,6 +174,18 @@ class RetrievalService:
             finally:
                 stages["semantic"] = _ms(mark)
 
+        async def keyword_then_vectors() -> tuple[list[tuple[Entry, int, float, float]], object | None]:
+            # The keyword search is usually done before the query is embedded: what the fusion will
+            # need to score its candidates by meaning is read meanwhile, off the critical path.
+            hits = await keyword_search()
+            if not (hits and use_semantic and self._semantic is not None):
+                return hits, None
+            try:
+                return hits, await self._semantic.vectors_ahead([entry.id for entry, *_ in hits])
+            except SemanticUnavailable:
+                return hits, None
+
+        ahead: object | None = None
         if request.mode == "keyword":  # one trip to the database: the partitions, then the search in them
             mark = time.perf_counter()
             partitions, keyword_hits = await self._store.readable_keyword_candidates(
@@ -185,8 +197,15 @@ class RetrievalService:
             # one applied meanwhile is then in the index for `nearest`, so none falls between.
             partitions, pending = await self._store.partitions_and_pending(
                 areas, request.namespaces, filters, self._settings.inline_embed_max)
-            # The two searches run side by side (SQLite and the vector index work on their own threads).
-            keyword_hits, semantic_hits = await asyncio.gather(keyword_search(), semantic_search())
+            if request.mode == "semantic":
+                # Keywords only stand in when meaning cannot answer: searched then, not beside it
+                # (on two cores the keyword search would slow the query's embedding down).
+                keyword_hits, semantic_hits = [], await semantic_search()
+                if semantic_hits is None:
+                    keyword_hits = await keyword_search()
+            else:
+                # The two searches run side by side (SQLite and the vector index work on their own threads).
+                (keyword_hits, ahead), semantic_hits = await asyncio.gather(keyword_then_vectors(), semantic_search())
         if request.mode == "semantic" and semantic_hits is None:
             use_keyword, use_semantic = bool(terms), False  # keyword-only fallback, said in `degraded`
             if not (partitions and keyword_hits) and degraded:
@@ -205,7 +224,7 @@ class RetrievalService:
 
             async def fill_similarity() -> dict[str, float]:
                 try:
-                    return await self._semantic.similarities(vector, partitions, unscored) if unscored else {}
+                    return await self._semantic.similarities(vector, partitions, unscored, ahead) if unscored else {}
                 except SemanticUnavailable:
                     return {}
 

@@ -69,8 +69,15 @@ class SemanticIndex(Protocol):
         ...
 
     async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
-        """Cosine of `vector` to each of these entries (those indexed)."""
+                           entry_ids: list[str], ahead: object | None = None) -> dict[str, float]:
+        """Cosine of `vector` to each of these entries (those indexed). `ahead` is what
+        `vectors_ahead` returned for entries including these, if anything."""
+        ...
+
+    async def vectors_ahead(self, entry_ids: list[str]) -> object | None:
+        """Read ahead, before the query's vector is known, what `similarities` will need for
+        these entries (None: nothing to read ahead). Lets retrieval read the keyword candidates'
+        stored vectors while the query is still being embedded."""
         ...
 
     async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:

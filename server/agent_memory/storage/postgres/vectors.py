@@ -30,7 +30,7 @@ from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
 from agent_memory.storage.vectors import health
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.health import TaskHealth
-from agent_memory.storage.vectors.search import LOADING, FreshVectors
+from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
 
 BATCH = 64
 POLL_SECONDS = 1.0  # other servers' writes are noticed within this
@@ -63,13 +63,14 @@ class PgVectorRuntime(PgVectorQueries):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
                                             initializer=_lower_thread_priority)
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
-        self._embedder: OnnxEmbedder | None = None  # queries: both cores
+        self._embedder: OnnxEmbedder | None = None  # queries: one core
         self._model = ""  # its identity (`vectors_model`)
         self._ready = False  # loaded, and the model that made the stored vectors
         self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
         self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
         self._sizes = vectors_search.PartitionSizes()  # vectors per partition set, for choosing a plan
         self._fresh = FreshVectors()  # entries embedded in a call, ahead of the index
+        self._queries = QueryVectors()  # recent query texts' vectors
         self._problem: str | None = LOADING
         self._step = "load"
         self._last_write = 0.0
@@ -130,7 +131,7 @@ class PgVectorRuntime(PgVectorQueries):
             # Created on the niced indexing thread, so the indexing sessions' threads run niced too.
             self._index_embedder = OnnxEmbedder(files, threads=1)
             self._bulk_embedder = self._index_embedder.with_threads(2)
-            self._embedder = self._index_embedder.with_threads(2)
+            self._embedder = self._index_embedder.with_threads(1)  # one short text: see the SQLite runtime
             self._model = vectors_model.identity(self._embedder.name)
 
     async def _ensure_loaded(self, *, check_model: bool = True) -> bool:

@@ -16,7 +16,7 @@ from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.postgres import vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.search import LOADING, FreshVectors
+from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
 
 T = TypeVar("T")
 
@@ -33,6 +33,7 @@ class PgVectorQueries:
     _stopping: bool
     _load_wait: float
     _fresh: FreshVectors
+    _queries: QueryVectors
     _query_executor: ThreadPoolExecutor
     _sizes: vectors_search.PartitionSizes
 
@@ -60,13 +61,20 @@ class PgVectorQueries:
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
         embedder = await self._loaded()
-        vector = (await self._embed_query(embedder, [text]))[0]
+        vector = self._queries.get(embedder.name, text)
+        if vector is None:
+            vector = (await self._embed_query(embedder, [text]))[0].tolist()
+            self._queries.keep(embedder.name, text, vector)
         literal = vectors_outbox.vector_text(vector)
         found = await self._read(lambda conn: vectors_search.nearest(conn, literal, partitions, limit, self._sizes))
-        return found, vector.tolist()
+        return found, vector
+
+    async def vectors_ahead(self, entry_ids: list[str]) -> None:
+        """Nothing to read ahead: `similarities` is one query in the database, with the vector."""
+        return None
 
     async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
+                           entry_ids: list[str], ahead: object | None = None) -> dict[str, float]:
         if not entry_ids:
             return {}
         literal = vectors_outbox.vector_text(vector)

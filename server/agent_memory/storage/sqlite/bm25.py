@@ -105,14 +105,16 @@ def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QuerySt
 
 
 def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int], stemmer: QueryStemmer, *,
-            total: int | None = None) -> dict[int, tuple[float, float]]:
+            total: int | None = None, docs: list[tuple[int, str, str]] | None = None
+            ) -> dict[int, tuple[float, float]]:
     """For each candidate row: BM25 (b = 0) for the stemmed query terms, and its keyword coverage,
     the share of the query's IDF weight among the terms it contains (0..1: 1 when every query term
     is in it; a term no entry holds weighs as much as the rarest possible one).
 
     Term counts come from the index (entries_fts_hits, which reads every occurrence of each term
     in every entry) or, when the terms occur more than `SCAN_PER_DOC` times per candidate, from
-    the candidates' own text tokenised by `stemmer` (the same counts, at a cost per candidate)."""
+    the candidates' own text tokenised by `stemmer` (the same counts, at a cost per candidate):
+    `docs`, their (rowid, content, tags) when the caller has just read them, else read here."""
     if not stems or not rowids:
         return {}
     term_marks = ", ".join("?" for _ in stems)
@@ -124,7 +126,9 @@ def rescore(conn: sqlite3.Connection, stems: list[str], rowids: list[int], stemm
     query_weight = sum(idf.values()) or 1.0
     doc_marks = ", ".join("?" for _ in rowids)
     if sum(cnt for _, _, cnt in stats) > SCAN_PER_DOC * len(rowids):
-        docs = conn.execute(f"SELECT rowid, content, tags FROM entries WHERE rowid IN ({doc_marks})", rowids).fetchall()
+        if docs is None:
+            docs = conn.execute(f"SELECT rowid, content, tags FROM entries WHERE rowid IN ({doc_marks})",
+                                rowids).fetchall()
         hits = stemmer.hits(docs, stems)
     else:
         hits = conn.execute(f"SELECT doc, term, col, COUNT(*) FROM entries_fts_hits WHERE term IN ({term_marks}) "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
@@ -17,6 +18,12 @@ from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.sqlite.visibility import area_clause
 
 COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
+_CONTENT, _TAGS = ENTRY_COLUMNS.index("content"), ENTRY_COLUMNS.index("tags")
+
+
+def _docs(rows: list[Any], width: int) -> list[tuple[int, str, str]]:
+    """(rowid, content, tags) of rows read as ENTRY_COLUMNS then rowid: what `rescore` would read again."""
+    return [(int(row[width]), row[_CONTENT], row[_TAGS]) for row in rows]
 
 
 def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: CandidateFilter) -> tuple[str, list[object]]:
@@ -117,7 +124,8 @@ class SqliteRetrievalStore:
             total = entry_count(conn)
             match = fts_query(selective_terms(conn, terms, self._stemmer, total=total))
             rows = self._best(conn, match, where, params, limit, key)
-            scores = rescore(conn, stems, [int(row[width]) for row in rows], self._stemmer, total=total)
+            scores = rescore(conn, stems, [int(row[width]) for row in rows], self._stemmer, total=total,
+                             docs=_docs(rows, width))
             return [(row_to_entry(row[:width]), int(row[width]), *scores.get(int(row[width]), (0.0, 0.0)))
                     for row in rows]
 
@@ -142,8 +150,9 @@ class SqliteRetrievalStore:
         width = len(ENTRY_COLUMNS)
 
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
-            found = [(row_to_entry(row[:width]), int(row[width])) for row in conn.execute(sql, [*entry_ids, *params])]
-            return found, rescore(conn, stems, [seq for _, seq in found], self._stemmer)
+            rows = conn.execute(sql, [*entry_ids, *params]).fetchall()
+            found = [(row_to_entry(row[:width]), int(row[width])) for row in rows]
+            return found, rescore(conn, stems, [seq for _, seq in found], self._stemmer, docs=_docs(rows, width))
 
         return await self._db.read(read)
 

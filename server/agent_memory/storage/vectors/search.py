@@ -5,8 +5,10 @@ embedding of entries the index has not caught up with."""
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
@@ -23,6 +25,7 @@ from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES
 T = TypeVar("T")
 LOADING = "semantic search is loading"
 FRESH_CACHE = 4096  # vectors of not-yet-indexed entries kept between calls, by (id, etag)
+QUERY_CACHE = 256  # query texts whose vectors are kept (the most recently used)
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -54,6 +57,35 @@ class FreshVectors:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class StoredAhead:
+    """`vectors_ahead`'s answer: the entries asked about and the stored vectors found for them."""
+
+    asked: frozenset[str]
+    rows: dict[str, bytes]
+
+
+class QueryVectors:
+    """The vectors of recent query texts (the same text always embeds to the same vector): a
+    question asked again, or asked in another mode, is not embedded again. Used on the event loop
+    only; keyed by the model's name as well, so a model change never serves another's vectors."""
+
+    def __init__(self, size: int = QUERY_CACHE) -> None:
+        self._size = size
+        self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+
+    def get(self, model: str, text: str) -> list[float] | None:
+        vector = self._vectors.get((model, text))
+        if vector is not None:
+            self._vectors.move_to_end((model, text))
+        return vector
+
+    def keep(self, model: str, text: str, vector: list[float]) -> None:
+        self._vectors[(model, text)] = vector
+        while len(self._vectors) > self._size:
+            self._vectors.popitem(last=False)
+
+
 class VectorSearch:
     """Base of `VectorRuntime`, which owns the state below."""
 
@@ -70,6 +102,7 @@ class VectorSearch:
     _link: OwnerLink | None
     _load_wait: float
     _fresh: FreshVectors
+    _queries: QueryVectors
     _query_executor: ThreadPoolExecutor
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
@@ -79,11 +112,24 @@ class VectorSearch:
             return await self._link.nearest(text, partitions, limit)
         return await self._nearest_here(text, partitions, limit)
 
+    async def vectors_ahead(self, entry_ids: list[str]) -> StoredAhead | None:
+        """SQLite's copy of these entries' vectors, read before the query's vector is known."""
+        if not entry_ids:
+            return None
+        return StoredAhead(frozenset(entry_ids), dict(await outbox.stored_vectors(self._db, entry_ids)))
+
     async def similarities(self, vector: list[float], partitions: list[Partition],
-                           entry_ids: list[str]) -> dict[str, float]:
-        """From SQLite's copy of the vectors (one indexed read, in any process); the vector index
-        is asked only for entries indexed before that copy existed."""
-        found = outbox.cosine(vector, await outbox.stored_vectors(self._db, entry_ids))
+                           entry_ids: list[str], ahead: object | None = None) -> dict[str, float]:
+        """From SQLite's copy of the vectors (one indexed read, in any process; none for entries
+        `ahead` holds); the vector index is asked only for entries indexed before that copy existed."""
+        if isinstance(ahead, StoredAhead):
+            later = [i for i in entry_ids if i not in ahead.asked]
+            stored = [(i, ahead.rows[i]) for i in entry_ids if i in ahead.rows]
+            if later:
+                stored += await outbox.stored_vectors(self._db, later)
+        else:
+            stored = await outbox.stored_vectors(self._db, entry_ids)
+        found = outbox.cosine(vector, stored)
         missing = [i for i in entry_ids if i not in found]
         if missing:
             try:
@@ -127,13 +173,20 @@ class VectorSearch:
 
     async def _nearest_here(self, text: str, partitions: list[Partition], limit: int
                             ) -> tuple[list[tuple[str, float]], list[float]]:
+        embedder = self._embedder
+        model = embedder.name if embedder is not None else ""
+        known = self._queries.get(model, text)
+
         def search() -> tuple[list[tuple[str, float]], list[float]]:
-            assert self._embedder is not None
-            vector = self._embedder.embed([text])[0]
+            assert embedder is not None
+            vector = known if known is not None else embedder.embed([text])[0]
             names = [collection_name(p.scope, p.namespace) for p in partitions]
             return self._index.query(names, vector, limit), vector
 
-        return await self._search(search)
+        hits, vector = await self._search(search)
+        if known is None:
+            self._queries.keep(model, text, vector)
+        return hits, vector
 
     async def _similarities_here(self, vector: list[float], partitions: list[Partition],
                                  entry_ids: list[str]) -> dict[str, float]:
