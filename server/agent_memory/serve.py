@@ -19,7 +19,6 @@ import structlog
 from agent_memory.config import ConfigError, Settings
 from agent_memory.logging import configure_logging
 from agent_memory.stdio_transport import stdio_transport
-from agent_memory.stores import open_store, store_log_fields
 from agent_memory.tools.server import ToolSpec, create_server
 
 if TYPE_CHECKING:  # the HTTP side (uvicorn, starlette, the console) is imported when serving HTTP only
@@ -73,7 +72,7 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
     server = create_server(settings, extra_tools=extra_tools, defer_vectors=True, on_open=_abandon_load_on_close)
 
     async def run() -> None:
-        log.info("server_starting", transport="stdio", store=settings.backend, **store_log_fields(settings))
+        log.info("server_starting", transport="stdio", store=settings.backend, **_store_fields(settings))
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(_set_on_signal, stop)
@@ -89,6 +88,16 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
         if refused is None:
             raise
         raise refused from None
+
+
+def _store_fields(settings: Settings) -> dict[str, str]:
+    """`stores.store_log_fields`, without importing the stores' adapters for SQLite (a stdio server
+    imports them beside the handshake)."""
+    if settings.backend != "postgres":
+        return {"sqlite": settings.sqlite_file}
+    from agent_memory.stores import store_log_fields
+
+    return store_log_fields(settings)
 
 
 def _abandon_load_on_close(app: Any) -> None:
@@ -213,7 +222,7 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
     config = uvicorn.Config(app, host=settings.http_host, port=settings.http_port, log_config=None,
                             access_log=False, lifespan="on", timeout_graceful_shutdown=5)
     log.info("server_starting", transport="http", host=settings.http_host, port=settings.http_port,
-             store=settings.backend, **store_log_fields(settings))
+             store=settings.backend, **_store_fields(settings))
     server = _uvicorn_server(config)
     with sock:
         server.run(sockets=[sock])
@@ -226,6 +235,8 @@ async def check_store(settings: Settings) -> None:
     """Open the store and close it again, so that one that cannot be opened (PostgreSQL
     unreachable, pgvector missing, an unwritable SQLite directory) is refused in one line, as on
     stdio, before the HTTP server starts (whose start-up would log a traceback instead)."""
+    from agent_memory.stores import open_store
+
     async with open_store(settings):
         pass
 

@@ -21,40 +21,9 @@ from agent_memory.tools.contracts import (
     PromoteItem,
     UpdateItem,
 )
+from agent_memory.tools.descriptions import CRUD_DESCRIPTION as DESCRIPTION
 from agent_memory.tools.errors import parse_model, storage_failure, to_error_info
 from agent_memory.tools.records import wire_record
-
-DESCRIPTION = """Create, read, update, delete, list and promote memories in agent, team and global scope.
-
-Args:
-    action: create | read | update | delete | list | promote | unsupersede.
-    scope: agent (default; your private memory), team (shared with your team), global (sys4 only).
-    namespace: agent scope defaults to your agent id; team scope is '<team>' or '<team>/...'.
-        Required for team and global.
-    layer: working | session | long_term | meta. Required to create in team/global scope;
-        a filter for list.
-    items: up to 10. create: {content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?,
-        key?, domain?}; a key (1-256 chars) names the entry within scope and namespace: creating a key already held
-        there updates that entry (version + 1; last write wins); domain: user_pref | system_fact |
-        session_summary | agent_eval | code_context (what the memory is about);
-        read: {id}; update: {id, if_match?, content?, tags?, priority?, confidence?, layer?, expires_at?,
-        domain?} (domain null clears it);
-        delete: {id, if_match?}; promote: {id, target_scope, target_namespace?, layer?};
-        unsupersede: {id, if_match?}: a fact a later fact changed (superseded_by set) becomes current
-        again (version + 1); the later fact stays.
-        create and update also take read_agents: [agent ids] (at most 50), the only agents besides the
-        owner that may read the entry within its scope (team/global); only the owner or sys4/sys5 change
-        it, with if_match; [] or null removes it.
-    filters: list filters {layer, tags (all of), source, priority, owner_agent_id, conflict, session_id,
-        created_after, created_before, include_expired, key, domain}; read also accepts {ids} or {key}.
-    subtree: list only: true also lists the namespaces under namespace ('<namespace>/...', same scope).
-    cursor: next_cursor from the previous page of the same list.
-    limit: list page size, 1-100 (default 25).
-    if_match: etag precondition for a single-item update, delete or unsupersede.
-
-Returns items (entries with id, version and etag), errors ({code, message, details}; bulk item errors
-carry details.index), next_cursor and has_more. An update whose if_match is stale fails with CONFLICT;
-your change is kept as a conflict entry (details.conflict_id) to reconcile."""
 
 WRITE_ACTIONS = {"create", "update", "delete", "unsupersede"}
 ITEM_SHAPES = {

@@ -11,32 +11,10 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.extract import Turn
 from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.sessions import SessionService
+from agent_memory.tools.descriptions import REFLECT_DESCRIPTION as DESCRIPTION
 from agent_memory.tools.records import wire_record
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs
 from agent_memory.tools.sampling import sampling_distiller
-
-DESCRIPTION = """Keep a session's history and turn it into lasting memory.
-
-Actions (all in your own agent memory, for one session_id; namespace: your agent id by default, or
-a namespace under it such as <agent_id>/<project> to keep a project's sessions and facts apart):
-    log: append turns [{role: user|assistant|tool|system, content, name?, at?}] (at most 100 a call);
-        domain (optional) sets the turns' domain, e.g. code_context.
-        Long turns are cut to the session cap; a session that grows past the compaction threshold is
-        compacted automatically.
-    compact: fold all but the most recent turns (keep_recent, default 10) into summary entries, one per
-        chunk of turns (tag turns:<first>-<last>, their positions in the session); the older turns stay
-        listable but leave retrieval.
-    reflect: distil the turns since this session's last reflection into facts (layer long_term) and
-        rules (layer meta). Pass facts/rules you distilled yourself, or let the server ask your model
-        (MCP sampling, when your client offers it), else it extracts stated preferences, decisions,
-        constraints and instructions itself. A fact you already have (even in other words) is
-        reinforced, not copied; a fact that changes one you have (a new preference, a reversed
-        decision, an updated value) supersedes it: the old one is kept with superseded_by set and
-        leaves retrieval.
-
-Returns items (the entries written or reinforced), engine (supplied, sampling or extractive),
-turns_processed, truncated, compacted, summary_id, updated_ids, superseded_ids, consolidation,
-degraded, redacted (secrets replaced by [REDACTED:<kind>] before storing) and errors."""
 
 
 async def run_memory_reflect(sessions: SessionService, reflection: ReflectionService, call: Call,

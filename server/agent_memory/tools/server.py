@@ -8,8 +8,9 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 import structlog
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -34,26 +35,22 @@ from mcp_types import (
 from pydantic import BaseModel
 
 from agent_memory import __version__
-from agent_memory.bootstrap import App, open_app
 from agent_memory.config import Settings
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller, Skill
-from agent_memory.http import caller_from_request
-from agent_memory.tools import prompts, resources
+from agent_memory.tools import prompts
 from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
-from agent_memory.tools.crud_tool import DESCRIPTION as CRUD_DESCRIPTION
-from agent_memory.tools.crud_tool import run_memory_crud
+from agent_memory.tools.descriptions import CRUD_DESCRIPTION, REFLECT_DESCRIPTION, RETRIEVE_DESCRIPTION
 from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info, writable
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.json_schema import published_schema
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
-from agent_memory.tools.reflect_tool import DESCRIPTION as REFLECT_DESCRIPTION
-from agent_memory.tools.reflect_tool import run_memory_reflect
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, MemoryRetrieveResult
-from agent_memory.tools.retrieve_tool import DESCRIPTION as RETRIEVE_DESCRIPTION
-from agent_memory.tools.retrieve_tool import run_memory_retrieve
+
+if TYPE_CHECKING:  # the services, the store and the tools' code are imported once a server opens
+    from agent_memory.bootstrap import App
 
 log = structlog.get_logger("agent_memory.tools")
 
@@ -62,7 +59,83 @@ log = structlog.get_logger("agent_memory.tools")
 VECTORS_AFTER_LIST_SECONDS = 0.05
 VECTORS_AT_THE_LATEST_SECONDS = 1.0
 
-Runner = Callable[[App, Call, Any, Any], Awaitable[dict[str, Any]]]  # (app, call, args, request context)
+
+class _Opening:
+    """A stdio server's lifespan state while its store opens beside the handshake: what answering
+    `initialize`, `tools/list` and the prompts needs (the settings and the launch identity) at
+    once, the opened app (`opened()`) for everything else."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.launch_caller = settings.launch_caller()
+        self.app: App | None = None
+        self._ready = anyio.Event()
+        self._vectors_wanted = False
+
+    async def opened(self) -> App:
+        await self._ready.wait()
+        assert self.app is not None
+        return self.app
+
+    def start_vectors(self) -> None:
+        if self.app is not None:
+            self.app.start_vectors()
+        else:
+            self._vectors_wanted = True
+
+    def ready(self, app: App) -> None:
+        self.app = app
+        self._ready.set()
+        if self._vectors_wanted:
+            app.start_vectors()
+        else:
+            asyncio.get_running_loop().call_later(VECTORS_AT_THE_LATEST_SECONDS, app.start_vectors)
+
+
+def _import_services() -> None:
+    import agent_memory.bootstrap  # noqa: F401
+    import agent_memory.tools.crud_tool  # noqa: F401
+    import agent_memory.tools.reflect_tool  # noqa: F401
+    import agent_memory.tools.resources  # noqa: F401
+    import agent_memory.tools.retrieve_tool  # noqa: F401
+
+
+@asynccontextmanager
+async def _opening(settings: Settings, on_open: Callable[[App | None], None] | None) -> AsyncIterator[_Opening]:
+    """Answer the handshake while the services are imported (on a worker thread) and the store
+    opens; a store that cannot be opened still ends the server with its ConfigError (raised out of
+    the session, as when it was opened first)."""
+    opening = _Opening(settings)
+    closing = anyio.Event()
+
+    async def open_and_hold() -> None:
+        await anyio.to_thread.run_sync(_import_services)
+        from agent_memory.bootstrap import open_app
+
+        async with open_app(settings, defer_vectors=True) as app:
+            if on_open is not None:
+                on_open(app)
+            try:
+                opening.ready(app)
+                await closing.wait()
+            finally:
+                if on_open is not None:
+                    on_open(None)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(open_and_hold)
+        try:
+            yield opening
+        finally:
+            closing.set()
+
+
+async def _opened(ctx: ServerRequestContext[Any, Any]) -> App:
+    state = ctx.lifespan_context
+    return await state.opened() if isinstance(state, _Opening) else state
+
+
+Runner = Callable[["App", Call, Any, Any], Awaitable[dict[str, Any]]]  # (app, call, args, request context)
 
 
 @dataclass(frozen=True)
@@ -88,13 +161,31 @@ class ToolSpec:
         )
 
 
+def _crud(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
+    from agent_memory.tools.crud_tool import run_memory_crud
+
+    return run_memory_crud(app.crud, call, args, app.lineage)
+
+
+def _retrieve(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
+    from agent_memory.tools.retrieve_tool import run_memory_retrieve
+
+    return run_memory_retrieve(app.retrieval, app.settings, call, args)
+
+
+def _reflect(app: App, call: Call, args: Any, ctx: Any) -> Awaitable[dict[str, Any]]:
+    from agent_memory.tools.reflect_tool import run_memory_reflect
+
+    return run_memory_reflect(app.sessions, app.reflection, call, args, ctx)
+
+
 MEMORY_CRUD = ToolSpec(
     name="memory_crud",
     skill=Skill.CRUD,
     description=CRUD_DESCRIPTION,
     args_model=MemoryCrudArgs,
     result_model=MemoryCrudResult,
-    run=lambda app, call, args, ctx: run_memory_crud(app.crud, call, args, app.lineage),
+    run=lambda app, call, args, ctx: _crud(app, call, args),
     annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
                                 open_world_hint=False),
 )
@@ -104,7 +195,7 @@ MEMORY_RETRIEVE = ToolSpec(
     description=RETRIEVE_DESCRIPTION,
     args_model=MemoryRetrieveArgs,
     result_model=MemoryRetrieveResult,
-    run=lambda app, call, args, ctx: run_memory_retrieve(app.retrieval, app.settings, call, args),
+    run=lambda app, call, args, ctx: _retrieve(app, call, args),
     annotations=ToolAnnotations(title="Memory retrieve", read_only_hint=True, open_world_hint=False),
 )
 MEMORY_REFLECT = ToolSpec(
@@ -113,7 +204,7 @@ MEMORY_REFLECT = ToolSpec(
     description=REFLECT_DESCRIPTION,
     args_model=MemoryReflectArgs,
     result_model=MemoryReflectResult,
-    run=lambda app, call, args, ctx: run_memory_reflect(app.sessions, app.reflection, call, args, ctx),
+    run=lambda app, call, args, ctx: _reflect(app, call, args, ctx),
     annotations=ToolAnnotations(title="Memory reflect", destructive_hint=False, idempotent_hint=False,
                                 open_world_hint=False),
 )
@@ -125,6 +216,8 @@ def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     session_meta = params.meta if params is not None else None
     app = ctx.lifespan_context
     if ctx.request is not None:  # HTTP: the bearer token decides
+        from agent_memory.http import caller_from_request
+
         return resolve_http_caller(ctx.meta, session_meta, caller_from_request(ctx.request),
                                    trust_meta=app.settings.trust_client_meta)
     return resolve_caller(ctx.meta, session_meta, app.launch_caller)
@@ -202,20 +295,22 @@ class Dispatcher:
         }
         structlog.contextvars.clear_contextvars()
         ctx.lifespan_context.start_vectors()  # a call may need them: no more waiting (a no-op once started)
+        app: App | None = None
         try:
+            app = await _opened(ctx)
             if spec is None:
                 raise InvalidParams(f"unknown tool {name}; the tools are {', '.join(self._tools)}", field="name",
                                     allowed=list(self._tools))
             caller = _caller(ctx)
             fields.update(agent_id=caller.agent_id, team=caller.team, system_type=caller.system_type.value)
-            ctx.lifespan_context.rate_limiter.take(caller, time.monotonic())  # one budget with the console
+            app.rate_limiter.take(caller, time.monotonic())  # one budget with the console
             if spec.skill is not None and spec.skill not in caller.skills:
                 granted = ", ".join(sorted(s.value for s in caller.skills)) or "none"
                 raise Forbidden(f"agent {caller.agent_id} is not granted the {spec.name} skill (granted: {granted}); "
                                 "skills come with the identity: skills in agent-memory/identity, --skills or "
                                 "MEMORY_SKILLS at launch, or the bearer token's skills", skill=spec.name)
             args = parse_model(spec.args_model, arguments)
-            data = await spec.run(ctx.lifespan_context, Call(caller, request_id, spec.name), args, ctx)
+            data = await spec.run(app, Call(caller, request_id, spec.name), args, ctx)
             outcome, is_error = _outcome(data)
             fields.update(items=len(data.get("items", [])), errors=len(data.get("errors", [])))
             return _result(spec, data, is_error)
@@ -231,7 +326,8 @@ class Dispatcher:
             return _result(spec, internal_error(request_id), True)
         finally:
             duration_ms = round((time.perf_counter() - started) * 1000, 3)
-            ctx.lifespan_context.metrics.observe(name if spec else "unknown", outcome, duration_ms)
+            if app is not None:
+                app.metrics.observe(name if spec else "unknown", outcome, duration_ms)
             log.info(f"{name}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
 
     async def list_prompts(self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
@@ -254,10 +350,14 @@ class Dispatcher:
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
 
     async def list_resources(self, ctx: ServerRequestContext[App, Any], params: Any) -> ListResourcesResult:
+        from agent_memory.tools import resources
+
         return ListResourcesResult(resources=resources.RESOURCES)
 
     async def list_resource_templates(self, ctx: ServerRequestContext[App, Any], params: Any
                                       ) -> ListResourceTemplatesResult:
+        from agent_memory.tools import resources
+
         return ListResourceTemplatesResult(resource_templates=resources.TEMPLATES)
 
     async def read_resource(self, ctx: ServerRequestContext[App, Any], params: ReadResourceRequestParams
@@ -268,8 +368,10 @@ class Dispatcher:
             info = to_error_info(error)
             raise MCPError(-32602, info.message, info.model_dump()) from None
         ctx.lifespan_context.start_vectors()
+        from agent_memory.tools import resources
+
         try:
-            return await resources.read(ctx.lifespan_context, caller, str(params.uri))
+            return await resources.read(await _opened(ctx), caller, str(params.uri))
         except MCPError:
             raise
         except Exception:  # never internal text to the client: a request id, and the traceback in the log
@@ -288,10 +390,14 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
 
     @asynccontextmanager
-    async def lifespan(_: Server[App]) -> AsyncIterator[App]:
-        async with open_app(settings, defer_vectors=defer_vectors) as app:
-            if defer_vectors:
-                asyncio.get_running_loop().call_later(VECTORS_AT_THE_LATEST_SECONDS, app.start_vectors)
+    async def lifespan(_: Server[App]) -> AsyncIterator[Any]:
+        if defer_vectors:
+            async with _opening(settings, on_open) as opening:
+                yield opening
+            return
+        from agent_memory.bootstrap import open_app
+
+        async with open_app(settings) as app:
             if on_open is not None:
                 on_open(app)
             try:
