@@ -34,7 +34,8 @@ IDENTITY_KEY = "agent-memory/identity"
 BOTH_STORES = frozenset({
     "test_crud_actions.py", "test_crud_concurrency.py", "test_crud_permissions.py", "test_crud_list.py",
     "test_crud_subtree.py", "test_retrieve.py", "test_retrieve_time.py", "test_retrieve_relative_floor.py",
-    "test_reflect.py", "test_reflect_compaction.py", "test_reflect_namespace.py", "test_audit_health.py", "test_text_rule.py", "test_crud_keys.py",
+    "test_reflect.py", "test_reflect_compaction.py", "test_reflect_namespace.py", "test_audit_health.py",
+    "test_text_rule.py", "test_crud_keys.py",
     "test_confidence.py", "test_retrieve_budget_shares.py",
     "test_domains.py",
 })

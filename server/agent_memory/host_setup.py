@@ -67,8 +67,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--name", dest="setup_name", metavar="NAME", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
-    setup.add_argument("--file", dest="setup_file", metavar="FILE", help="the file to merge into instead of the host's usual one "
-                                                         "(not for claude-code, which writes two)")
+    setup.add_argument("--file", dest="setup_file", metavar="FILE",
+                       help="the file to merge into instead of the host's usual one "
+                            "(not for claude-code, which writes two)")
     setup.add_argument("--scope", dest="setup_scope", choices=("project", "user"),
                        help="claude-code, gemini-cli: the project in the current directory (default) or every "
                             "project of this user")

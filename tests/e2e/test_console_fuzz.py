@@ -24,8 +24,7 @@ from urllib.parse import quote
 import anyio
 import pytest
 import structlog
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from mcp import Client
 from starlette.testclient import TestClient
 

@@ -225,7 +225,8 @@ def test_the_helper_survives_what_any_local_client_sends(hooks: HookRunner, proj
     transcript.write_text(transcript_line("user", "The nightly job starts at 01:30.", n=1))
     assert hooks.run(_event("Stop", project, transcript)).returncode == 0  # the helper is up
     (path,) = list(hooks.runtime.rglob("*.sock"))
-    for payload in (b"", b"\xff\xfe not json", b"[]", b'{"event": 5}', b"{" * 100_000, b"[" * 100_000, b"x" * 3_000_000):
+    payloads = (b"", b"\xff\xfe not json", b"[]", b'{"event": 5}', b"{" * 100_000, b"[" * 100_000, b"x" * 3_000_000)
+    for payload in payloads:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(30)
             conn.connect(str(path))

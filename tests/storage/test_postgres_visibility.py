@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from agent_memory.core.models import Scope
 from agent_memory.core.visibility import Area

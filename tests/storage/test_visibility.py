@@ -8,8 +8,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from agent_memory.core import permissions
 from agent_memory.core.models import Access, Caller, Scope, SystemType

@@ -42,8 +42,7 @@ import jsonschema
 import pytest
 import structlog
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import HealthCheck, Phase, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, note, settings, strategies as st
 from hypothesis.control import currently_in_test_context
 from mcp import Client, types
 from pydantic import BaseModel

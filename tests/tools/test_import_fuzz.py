@@ -20,8 +20,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agent_memory.core.models import Entry, Scope
 from agent_memory.core.rules import Limits

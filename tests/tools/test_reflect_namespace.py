@@ -49,7 +49,8 @@ async def test_a_projects_session_and_facts_stay_in_its_namespace(agent: Agent) 
 
 async def test_a_change_within_one_project_still_supersedes(agent: Agent) -> None:
     ns = "alice/alpha"
-    for n, fact in enumerate(("The staging database restarts at 02:00 UTC.", "The staging database restarts at 03:00 UTC.")):
+    facts = ("The staging database restarts at 02:00 UTC.", "The staging database restarts at 03:00 UTC.")
+    for n, fact in enumerate(facts):
         failed, data = await agent.reflect(action="log", session_id=f"s{n}", namespace=ns,
                                            turns=[{"role": "user", "content": fact}])
         assert not failed, data

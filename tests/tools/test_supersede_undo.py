@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import Settings
-from agent_memory.tools.server import create_server
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+from agent_memory.tools.server import create_server
 from tests.conftest import Agent, audit_rows, chosen_backends, identity
 
 pytestmark = pytest.mark.anyio

@@ -20,8 +20,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_memory.bootstrap import App
 from agent_memory.console import api, session
 from agent_memory.console.auth import SignedIn, sign_in
-from agent_memory.console.guard import ConsoleJSON, check_parameters, host_checked, refusal_headers
-from agent_memory.console.guard import error_response as _error
+from agent_memory.console.guard import (
+    ConsoleJSON,
+    check_parameters,
+    error_response as _error,
+    host_checked,
+    refusal_headers,
+)
 from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.revocation import RevocationUnknown

@@ -21,7 +21,6 @@ from agent_memory.tools.contracts import (
     PromoteItem,
     UpdateItem,
 )
-from agent_memory.tools.descriptions import CRUD_DESCRIPTION as DESCRIPTION
 from agent_memory.tools.errors import parse_model, storage_failure, to_error_info
 from agent_memory.tools.records import wire_record
 

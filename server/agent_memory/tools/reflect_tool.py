@@ -11,7 +11,6 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.extract import Turn
 from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.sessions import SessionService
-from agent_memory.tools.descriptions import REFLECT_DESCRIPTION as DESCRIPTION
 from agent_memory.tools.records import wire_record
 from agent_memory.tools.reflect_contracts import MemoryReflectArgs
 from agent_memory.tools.sampling import sampling_distiller

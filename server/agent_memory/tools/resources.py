@@ -17,9 +17,9 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.bootstrap import local_vector_dir
-from agent_memory.core.commands import Call
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill

@@ -12,7 +12,6 @@ from agent_memory.core.commands import Call
 from agent_memory.core.domains import domains_of
 from agent_memory.core.models import Layer, Scope
 from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
-from agent_memory.tools.descriptions import RETRIEVE_DESCRIPTION as DESCRIPTION
 from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, wire_item
 
 

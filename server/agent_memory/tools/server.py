@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import structlog
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -29,187 +27,27 @@ from mcp_types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     TextContent,
-    Tool,
-    ToolAnnotations,
 )
-from pydantic import BaseModel
 
 from agent_memory import __version__
 from agent_memory.config import Settings
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Caller, Skill
+from agent_memory.core.models import Caller
 from agent_memory.tools import prompts
-from agent_memory.tools.contracts import ErrorInfo, MemoryCrudArgs, MemoryCrudResult
-from agent_memory.tools.descriptions import CRUD_DESCRIPTION, REFLECT_DESCRIPTION, RETRIEVE_DESCRIPTION
+from agent_memory.tools.contracts import ErrorInfo
 from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info, writable
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
-from agent_memory.tools.json_schema import published_schema
-from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, MemoryRetrieveResult
+from agent_memory.tools.opening import VECTORS_AFTER_LIST_SECONDS, opened_app, opening
+from agent_memory.tools.specs import BUILTIN_TOOLS, ToolSpec
+
+__all__ = ["BUILTIN_TOOLS", "ToolSpec", "create_server"]
 
 if TYPE_CHECKING:  # the services, the store and the tools' code are imported once a server opens
     from agent_memory.bootstrap import App
 
 log = structlog.get_logger("agent_memory.tools")
-
-# Deferred vector load (stdio): how long after answering tools/list (time for the answer to be
-# written before the load takes a core and the GIL), and at the latest after the store opened.
-VECTORS_AFTER_LIST_SECONDS = 0.05
-VECTORS_AT_THE_LATEST_SECONDS = 1.0
-
-
-class _Opening:
-    """A stdio server's lifespan state while its store opens beside the handshake: what answering
-    `initialize`, `tools/list` and the prompts needs (the settings and the launch identity) at
-    once, the opened app (`opened()`) for everything else."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.launch_caller = settings.launch_caller()
-        self.app: App | None = None
-        self._ready = anyio.Event()
-        self._vectors_wanted = False
-
-    async def opened(self) -> App:
-        await self._ready.wait()
-        assert self.app is not None
-        return self.app
-
-    def start_vectors(self) -> None:
-        if self.app is not None:
-            self.app.start_vectors()
-        else:
-            self._vectors_wanted = True
-
-    def ready(self, app: App) -> None:
-        self.app = app
-        self._ready.set()
-        if self._vectors_wanted:
-            app.start_vectors()
-        else:
-            asyncio.get_running_loop().call_later(VECTORS_AT_THE_LATEST_SECONDS, app.start_vectors)
-
-
-def _import_services() -> None:
-    import agent_memory.bootstrap  # noqa: F401
-    import agent_memory.tools.crud_tool  # noqa: F401
-    import agent_memory.tools.reflect_tool  # noqa: F401
-    import agent_memory.tools.resources  # noqa: F401
-    import agent_memory.tools.retrieve_tool  # noqa: F401
-
-
-@asynccontextmanager
-async def _opening(settings: Settings, on_open: Callable[[App | None], None] | None) -> AsyncIterator[_Opening]:
-    """Answer the handshake while the services are imported (on a worker thread) and the store
-    opens; a store that cannot be opened still ends the server with its ConfigError (raised out of
-    the session, as when it was opened first)."""
-    opening = _Opening(settings)
-    closing = anyio.Event()
-
-    async def open_and_hold() -> None:
-        await anyio.to_thread.run_sync(_import_services)
-        from agent_memory.bootstrap import open_app
-
-        async with open_app(settings, defer_vectors=True) as app:
-            if on_open is not None:
-                on_open(app)
-            try:
-                opening.ready(app)
-                await closing.wait()
-            finally:
-                if on_open is not None:
-                    on_open(None)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(open_and_hold)
-        try:
-            yield opening
-        finally:
-            closing.set()
-
-
-async def _opened(ctx: ServerRequestContext[Any, Any]) -> App:
-    state = ctx.lifespan_context
-    return await state.opened() if isinstance(state, _Opening) else state
-
-
-Runner = Callable[["App", Call, Any, Any], Awaitable[dict[str, Any]]]  # (app, call, args, request context)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One published tool. `run` returns the result in the shape of `result_model` (which must
-    offer `failed(ErrorInfo)` for error results)."""
-
-    name: str
-    skill: Skill | None
-    description: str
-    args_model: type[BaseModel]
-    result_model: Any
-    run: Runner
-    annotations: ToolAnnotations | None = None
-
-    def definition(self) -> Tool:
-        return Tool(
-            name=self.name,
-            description=self.description,
-            input_schema=published_schema(self.args_model, fold_nullable=False),
-            output_schema=published_schema(self.result_model, fold_nullable=False),
-            annotations=self.annotations,
-        )
-
-
-def _crud(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
-    from agent_memory.tools.crud_tool import run_memory_crud
-
-    return run_memory_crud(app.crud, call, args, app.lineage)
-
-
-def _retrieve(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
-    from agent_memory.tools.retrieve_tool import run_memory_retrieve
-
-    return run_memory_retrieve(app.retrieval, app.settings, call, args)
-
-
-def _reflect(app: App, call: Call, args: Any, ctx: Any) -> Awaitable[dict[str, Any]]:
-    from agent_memory.tools.reflect_tool import run_memory_reflect
-
-    return run_memory_reflect(app.sessions, app.reflection, call, args, ctx)
-
-
-MEMORY_CRUD = ToolSpec(
-    name="memory_crud",
-    skill=Skill.CRUD,
-    description=CRUD_DESCRIPTION,
-    args_model=MemoryCrudArgs,
-    result_model=MemoryCrudResult,
-    run=lambda app, call, args, ctx: _crud(app, call, args),
-    annotations=ToolAnnotations(title="Memory CRUD", destructive_hint=True, idempotent_hint=False,
-                                open_world_hint=False),
-)
-MEMORY_RETRIEVE = ToolSpec(
-    name="memory_retrieve",
-    skill=Skill.RETRIEVE,
-    description=RETRIEVE_DESCRIPTION,
-    args_model=MemoryRetrieveArgs,
-    result_model=MemoryRetrieveResult,
-    run=lambda app, call, args, ctx: _retrieve(app, call, args),
-    annotations=ToolAnnotations(title="Memory retrieve", read_only_hint=True, open_world_hint=False),
-)
-MEMORY_REFLECT = ToolSpec(
-    name="memory_reflect",
-    skill=Skill.REFLECT,
-    description=REFLECT_DESCRIPTION,
-    args_model=MemoryReflectArgs,
-    result_model=MemoryReflectResult,
-    run=lambda app, call, args, ctx: _reflect(app, call, args, ctx),
-    annotations=ToolAnnotations(title="Memory reflect", destructive_hint=False, idempotent_hint=False,
-                                open_world_hint=False),
-)
-BUILTIN_TOOLS: tuple[ToolSpec, ...] = (MEMORY_CRUD, MEMORY_RETRIEVE, MEMORY_REFLECT)
-
 
 def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     params = ctx.session.client_params
@@ -297,7 +135,7 @@ class Dispatcher:
         ctx.lifespan_context.start_vectors()  # a call may need them: no more waiting (a no-op once started)
         app: App | None = None
         try:
-            app = await _opened(ctx)
+            app = await opened_app(ctx)
             if spec is None:
                 raise InvalidParams(f"unknown tool {name}; the tools are {', '.join(self._tools)}", field="name",
                                     allowed=list(self._tools))
@@ -371,7 +209,7 @@ class Dispatcher:
         from agent_memory.tools import resources
 
         try:
-            return await resources.read(await _opened(ctx), caller, str(params.uri))
+            return await resources.read(await opened_app(ctx), caller, str(params.uri))
         except MCPError:
             raise
         except Exception:  # never internal text to the client: a request id, and the traceback in the log
@@ -392,8 +230,8 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     @asynccontextmanager
     async def lifespan(_: Server[App]) -> AsyncIterator[Any]:
         if defer_vectors:
-            async with _opening(settings, on_open) as opening:
-                yield opening
+            async with opening(settings, on_open) as state:
+                yield state
             return
         from agent_memory.bootstrap import open_app
 

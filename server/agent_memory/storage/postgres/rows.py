@@ -21,8 +21,8 @@ __all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDAT
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("%s")
 UPSERT_KEYED = keyed_upsert("%s", "NOT conflict", "entries.read_agents IS NULL OR entries.owner_agent_id = "
                             "excluded.owner_agent_id OR excluded.owner_agent_id = ANY(entries.read_agents)")
-KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = %s AND namespace = %s "
-              f"AND COALESCE(team, '') = %s AND key = %s AND NOT conflict")
+KEY_HOLDER = ("SELECT id FROM entries WHERE scope = %s AND namespace = %s "
+              "AND COALESCE(team, '') = %s AND key = %s AND NOT conflict")
 _TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
                                           for c in ("tags", "conflict", "compacted", "read_agents"))
 

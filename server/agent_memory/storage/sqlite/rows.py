@@ -24,8 +24,8 @@ SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("?")
 UPSERT_KEYED = keyed_upsert("?", "conflict = 0", "entries.read_agents IS NULL OR entries.owner_agent_id = "
                             "excluded.owner_agent_id OR instr(entries.read_agents, '\"' || excluded.owner_agent_id "
                             "|| '\"') > 0")
-KEY_HOLDER = (f"SELECT id FROM entries WHERE scope = ? AND namespace = ? "
-              f"AND COALESCE(team, '') = ? AND key = ? AND conflict = 0")
+KEY_HOLDER = ("SELECT id FROM entries WHERE scope = ? AND namespace = ? "
+              "AND COALESCE(team, '') = ? AND key = ? AND conflict = 0")
 _TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
                                           for c in ("tags", "conflict", "compacted", "read_agents"))
 
