@@ -1,72 +1,12 @@
-"""What pruning and erase delete on PostgreSQL, chosen in SQL (implements `PruneStore`; the same
-choices as `agent_memory.storage.sqlite.pruning`). The deletions themselves go through `transact`
-with compare-and-swap on each victim's etag, so an entry changed since the plan was made stays."""
+"""What pruning and erase delete on PostgreSQL (implements `PruneStore`; the queries are
+`agent_memory.storage.frame.pruning`, read from one repeatable-read snapshot)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import psycopg
-
-from agent_memory.core.ports import PrunePolicy, Victim
-from agent_memory.core.visibility import Area
+from agent_memory.storage.frame.pruning import PruneFrame
+from agent_memory.storage.postgres.dialect import POSTGRES
 from agent_memory.storage.postgres.entries import PostgresEntryRepository
-from agent_memory.storage.postgres.visibility import area_clause
-
-# Never pruned: pending conflict entries, and the entries they are conflicts of.
-_UNPROTECTED = ("NOT conflict AND id NOT IN (SELECT conflict_of FROM entries "
-                "WHERE conflict AND conflict_of IS NOT NULL)")
-_PRIORITY_ORDER = "CASE priority WHEN 'low' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END"
-_VICTIM = "SELECT id, scope, namespace, etag FROM entries"
 
 
-class PostgresPruneStore(PostgresEntryRepository):
-    async def prune_plan(self, policy: PrunePolicy, partitions: Sequence[tuple[str, str]] | None) -> list[Victim]:
-        if partitions is not None and not partitions:
-            return []
-        where, params = _UNPROTECTED, []
-        count_where = ""
-        if partitions is not None:
-            pairs = ", ".join("(%s, %s)" for _ in partitions)
-            where += f" AND (scope, namespace) IN (VALUES {pairs})"
-            count_where = f"WHERE (scope, namespace) IN (VALUES {pairs})"
-            params = [v for pair in partitions for v in pair]
-
-        def plan(conn: psycopg.Connection) -> list[Victim]:
-            chosen: dict[str, Victim] = {}
-            for row in conn.execute(f"{_VICTIM} WHERE {where} AND expires_at IS NOT NULL AND expires_at <= %s "
-                                    "ORDER BY expires_at", [*params, policy.now]):
-                chosen.setdefault(row[0], Victim(row[0], row[1], row[2], row[3], "expired"))
-            for layer, cutoff in sorted(policy.retention_cutoffs.items()):
-                for row in conn.execute(f"{_VICTIM} WHERE {where} AND layer = %s AND updated_at < %s "
-                                        "ORDER BY updated_at", [*params, layer, cutoff]):
-                    chosen.setdefault(row[0], Victim(row[0], row[1], row[2], row[3], "retention"))
-            crowded = conn.execute(f"SELECT scope, namespace, COUNT(*) FROM entries {count_where} "
-                                   "GROUP BY scope, namespace HAVING COUNT(*) > %s",
-                                   [*params, policy.max_entries_per_namespace]).fetchall()
-            for scope, namespace, count in crowded:
-                already = sum(1 for v in chosen.values() if v.scope == scope and v.namespace == namespace)
-                excess = count - already - policy.max_entries_per_namespace
-                if excess <= 0:
-                    continue
-                rows = conn.execute(
-                    f"{_VICTIM} WHERE {_UNPROTECTED} AND scope = %s AND namespace = %s "
-                    f"ORDER BY compacted DESC, {_PRIORITY_ORDER}, created_at, id LIMIT %s",
-                    (scope, namespace, excess + already)).fetchall()
-                for row in rows:
-                    if excess <= 0:
-                        break
-                    if row[0] not in chosen:
-                        chosen[row[0]] = Victim(row[0], row[1], row[2], row[3], "over_limit")
-                        excess -= 1
-            return list(chosen.values())
-
-        return await self._db.read(plan, snapshot=True)
-
-    async def namespace_entries(self, area: Area, session_id: str | None = None) -> list[Victim]:
-        where, params = area_clause([area])
-        if session_id is not None:
-            where, params = f"({where}) AND session_id = %s", [*params, session_id]
-        rows = await self._db.read(lambda conn: conn.execute(
-            f"{_VICTIM} WHERE {where} ORDER BY namespace, created_at", params).fetchall())
-        return [Victim(r[0], r[1], r[2], r[3], "erase") for r in rows]
+class PostgresPruneStore(PostgresEntryRepository, PruneFrame):
+    dialect = POSTGRES

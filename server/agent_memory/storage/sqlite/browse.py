@@ -1,23 +1,12 @@
-"""The memory console's browse query on SQLite: `memory_crud list`'s SQL over several areas."""
+"""The memory console's browse query on SQLite (`agent_memory.storage.frame.browse`)."""
 
 from __future__ import annotations
 
-from agent_memory.core.cursor import Position
-from agent_memory.core.models import Entry, ListQuery
-from agent_memory.core.ports import BrowseQuery
-from agent_memory.core.visibility import Area
-from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.frame.browse import BrowseFrame
+from agent_memory.storage.sqlite.dialect import SQLITE
 from agent_memory.storage.sqlite.entries import build_list_sql
-from agent_memory.storage.sqlite.rows import row_to_entry
 
 
-class SqliteBrowseStore:
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def browse_page(self, query: BrowseQuery, after: Position | None, limit: int) -> list[Entry]:
-        listing = ListQuery(area=Area(None), filters=query.filters, now=query.now)
-        sql, params = build_list_sql(listing, after, limit, areas=query.areas, superseded=query.superseded)
-        async with self._db.reading() as conn:
-            rows = await conn.execute_fetchall(sql, params)
-        return [row_to_entry(row) for row in rows]
+class SqliteBrowseStore(BrowseFrame):
+    dialect = SQLITE
+    list_sql = staticmethod(build_list_sql)

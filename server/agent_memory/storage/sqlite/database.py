@@ -122,8 +122,10 @@ class Database:
                 self.on_storage_full()
             raise
 
-    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work(connection)` on the reader's thread (several statements, one hand-off)."""
+    async def read(self, work: Callable[[sqlite3.Connection], T], *, snapshot: bool = False) -> T:
+        """Run `work(connection)` on the reader's thread (several statements, one hand-off). Each
+        statement sees what was committed when it started; `snapshot` (PostgreSQL's repeatable
+        read, asked for by the repository frame both stores share) changes nothing here."""
         conn = self._reader if self._reader is not None else self._require_writer()
 
         def run() -> T:

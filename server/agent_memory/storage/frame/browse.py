@@ -1,0 +1,28 @@
+"""The memory console's browse query: `memory_crud list`'s SQL over several areas."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from agent_memory.core.cursor import Position
+from agent_memory.core.models import Entry, ListQuery
+from agent_memory.core.ports import BrowseQuery
+from agent_memory.core.visibility import Area
+from agent_memory.storage.frame.dialect import Dialect, Reader
+
+
+class BrowseFrame:
+    """`BrowseStore` over a store's `list_sql` (its `build_list_sql`)."""
+
+    dialect: ClassVar[Dialect]
+    list_sql: ClassVar[Callable[..., tuple[str, tuple[object, ...]]]]
+
+    def __init__(self, db: Reader) -> None:
+        self._db = db
+
+    async def browse_page(self, query: BrowseQuery, after: Position | None, limit: int) -> list[Entry]:
+        listing = ListQuery(area=Area(None), filters=query.filters, now=query.now)
+        sql, params = self.list_sql(listing, after, limit, areas=query.areas, superseded=query.superseded)
+        rows: list[Any] = await self._db.read(lambda conn: conn.execute(sql, params).fetchall())
+        return [self.dialect.row_to_entry(row) for row in rows]

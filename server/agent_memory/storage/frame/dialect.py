@@ -1,0 +1,58 @@
+"""What differs between the stores' SQL, as the repository frame asks for it.
+
+Both databases hand the frame the same connection shape: `db.read(work, snapshot=...)` and
+`db.transact(work)` run `work(connection)` on a worker thread, and `connection.execute(sql,
+params)` returns a cursor (sqlite3's or psycopg's). `snapshot` asks PostgreSQL for one
+repeatable-read snapshot; SQLite's reader runs the statements one after another as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from agent_memory.core.models import Entry
+
+T = TypeVar("T")
+
+
+class Connection(Protocol):
+    def execute(self, sql: Any, params: Any = ...) -> Any: ...
+
+
+class Reader(Protocol):
+    async def read(self, work: Callable[[Any], T], *, snapshot: bool = False) -> T: ...
+
+
+class Dialect:
+    """The fragments a store's SQL spells its own way; subclassed once per store."""
+
+    mark: ClassVar[str]  # a parameter's placeholder
+    true: ClassVar[str]  # a condition always true / never true
+    false: ClassVar[str]
+    batch: ClassVar[int]  # ids per IN (...) list where the frame splits long lists (0: no split)
+    row_to_entry: Callable[[tuple[Any, ...]], Entry]
+
+    def flag(self, column: str, on: bool = True) -> str:
+        """A condition on a boolean column: true when it is `on`."""
+        raise NotImplementedError
+
+    def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+        """`column` is one of `values`, and its parameters."""
+        raise NotImplementedError
+
+    def tags_of(self, value: Any) -> list[str]:
+        """A tags column's value as a list."""
+        raise NotImplementedError
+
+    def reader_clause(self, alias: str, reader: str) -> tuple[str, list[object]]:
+        """An entry's read list admits `reader` (or it has none, or `reader` owns it)."""
+        raise NotImplementedError
+
+    def batches(self, values: Sequence[T]) -> Iterator[list[T]]:
+        """`values` in lists of at most `batch` (one list, even empty, without a batch size)."""
+        if not self.batch:
+            yield list(values)
+            return
+        for start in range(0, len(values), self.batch):
+            yield list(values[start:start + self.batch])
