@@ -18,13 +18,42 @@ _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 # SQLite's own messages, also as Chroma (whose store is SQLite too) passes them on.
 _FULL_WORDS = ("database or disk is full", "no space left on device", "disk quota exceeded")
 _BUSY_WORDS = ("database is locked", "database is busy", "database table is locked")
+# PostgreSQL's SQLSTATEs (psycopg's `error.sqlstate`; its text is never read: it may quote data).
+_PG_FULL = {"53100"}  # disk_full
+_PG_BUSY = {
+    "55P03",  # lock_not_available: lock_timeout ran out waiting for another session's lock
+    "40001",  # serialization_failure
+    "40P01",  # deadlock_detected
+    "57014",  # query_canceled: statement_timeout ran out
+    "53300",  # too_many_connections
+}
+
+
+def _from_psycopg(exc: BaseException) -> bool:
+    """A psycopg error (psycopg is never imported here: a SQLite server need not load it)."""
+    return any(cls.__module__.partition(".")[0] == "psycopg" for cls in type(exc).__mro__)
+
+
+def _postgres_reason(exc: BaseException) -> str | None:
+    sqlstate = getattr(exc, "sqlstate", None)
+    if sqlstate in _PG_FULL:
+        return STORAGE_FULL
+    return STORAGE_BUSY if sqlstate in _PG_BUSY else None
 
 
 def storage_reason(exc: BaseException | None) -> str | None:
-    """`STORAGE_FULL` or `STORAGE_BUSY` when `exc` (or what caused it) says so, else None."""
+    """`STORAGE_FULL` or `STORAGE_BUSY` when `exc` (or what caused it) says so, else None: by
+    SQLite's result code, the OS's errno, PostgreSQL's SQLSTATE, and for anything else (Chroma
+    passes SQLite's failures on as its own errors) by SQLite's and the OS's words."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
+        if _from_psycopg(exc):
+            reason = _postgres_reason(exc)
+            if reason is not None:
+                return reason
+            exc = exc.__cause__ or exc.__context__
+            continue
         if isinstance(exc, sqlite3.Error):
             primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
             if primary == sqlite3.SQLITE_FULL:
