@@ -37,7 +37,7 @@ BOTH_STORES = frozenset({
     "test_reflect.py", "test_reflect_compaction.py", "test_reflect_namespace.py", "test_audit_health.py",
     "test_text_rule.py", "test_crud_keys.py",
     "test_confidence.py", "test_retrieve_budget_shares.py",
-    "test_domains.py",
+    "test_domains.py", "test_retrieve_fresh.py",
 })
 STORE_BACKENDS = ("sqlite", "postgres")
 

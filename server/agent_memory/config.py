@@ -107,8 +107,12 @@ class Settings:
         10.0, _float_between(0, 300), "memory_retrieve: how long a call that arrives while the embedding model and "
         "vector index are still loading waits for them before answering keyword-only")
     retrieval_inline_embed_max: int = _setting(
-        64, _int_between(0, 10_000), "memory_retrieve: memories not yet in the vector index that a call embeds "
-        "itself (the newest first), so what was just written is found by meaning; the rest by keyword only")
+        1000, _int_between(0, 10_000), "memory_retrieve: memories not yet in the vector index that a call covers by "
+        "meaning itself (the newest first; embedded in-line, or by an earlier call), so what was just written is "
+        "found by meaning; the rest by keyword only")
+    retrieval_inline_embed_ms: float = _setting(
+        500.0, _float_between(0, 60_000), "memory_retrieve: how long a call may spend embedding memories not yet in "
+        "the vector index (the next calls go on where it stopped; those not reached are searched by keyword only)")
     retrieval_candidate_depth: int = _setting(100, _int_between(10, 1000),
                                               "Candidates taken from each of keyword and semantic search")
     rank_weight_keyword: float = _setting(0.5, _float_between(0, 10), "Ranking: weight of normalised BM25")

@@ -157,6 +157,7 @@ class SqliteStore:
             index = ChromaIndex(settings.chroma_dir)
         runtime = VectorRuntime(self.db, index, _model_files(settings),
                                 load_wait_seconds=settings.retrieval_load_wait_seconds)
+        runtime.inline_embed_seconds(settings.retrieval_inline_embed_ms / 1000)
         if server:
             self.db.on_storage_full = runtime.free_space  # set-aside index copies are the first to go
         return runtime
@@ -221,8 +222,10 @@ class PostgresStore:
             return None
         from agent_memory.storage.postgres.vectors import PgVectorRuntime
 
-        return PgVectorRuntime(self.db, _model_files(self._settings),
-                               load_wait_seconds=self._settings.retrieval_load_wait_seconds)
+        runtime = PgVectorRuntime(self.db, _model_files(self._settings),
+                                  load_wait_seconds=self._settings.retrieval_load_wait_seconds)
+        runtime.inline_embed_seconds(self._settings.retrieval_inline_embed_ms / 1000)
+        return runtime
 
     def meaning(self, vectors: Vectors) -> Meaning:
         return VectorMeaning(vectors)  # type: ignore[arg-type]  # its `cosines` is all VectorMeaning calls

@@ -29,6 +29,7 @@ from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
 from agent_memory.storage.vectors import health
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+from agent_memory.storage.vectors.fresh import Reusing
 from agent_memory.storage.vectors.health import TaskHealth
 from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
 
@@ -201,7 +202,8 @@ class PgVectorRuntime(PgVectorQueries):
         quiet = time.monotonic() - self._last_write > QUIET_SECONDS
         embedder = self._bulk_embedder if quiet else self._index_embedder
         assert embedder is not None
-        vectors = self._executor.submit(embedder.embed_array, texts).result()
+        # What a retrieve embedded in-line is not embedded again.
+        vectors = self._executor.submit(Reusing(self._fresh, embedder).embed_array, texts).result()
         self.embedded += len(texts)
         return vectors
 

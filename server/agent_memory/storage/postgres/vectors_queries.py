@@ -16,7 +16,8 @@ from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.postgres import vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
+from agent_memory.storage.vectors.fresh import FreshVectors
+from agent_memory.storage.vectors.search import LOADING, QueryVectors
 
 T = TypeVar("T")
 
@@ -58,6 +59,10 @@ class PgVectorQueries:
             log.warning("semantic_search_failed", error=type(exc).__name__, store="postgres")
             raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
 
+    def inline_embed_seconds(self, seconds: float) -> None:
+        """How long one call may spend embedding entries still queued (`storage/vectors/fresh.py`)."""
+        self._fresh.budget_seconds = seconds
+
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
         embedder = await self._loaded()
@@ -81,15 +86,15 @@ class PgVectorQueries:
         return await self._read(lambda conn: vectors_search.similarities(conn, literal, partitions, entry_ids))
 
     async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
-        """Embed these entries now (they wait in the outbox) and return their cosine to `vector`.
-        Vectors are kept for a while by (id, etag), so repeated questions do not embed the same
-        new entries again. Raises SemanticUnavailable without a model here."""
+        """Embed these entries now (they wait in the outbox; newest first), for at most the in-line
+        budget (`storage/vectors/fresh.py`), and return the cosine to `vector` of those covered (the
+        others are left out). Raises SemanticUnavailable without a model here."""
         if not self._ready or self._embedder is None:
             raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
-        todo = self._fresh.missing(entries)
-        if todo:
-            self._fresh.keep(todo, await self._embed_query(self._embedder, [e.content for e in todo]))
-        return self._fresh.cosines(vector, entries)
+        return await self._fresh.similarities(vector, entries, self._embedder.embed_array, self._in_query_thread)
+
+    async def _in_query_thread(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)
 
     async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
         """For reflection's consolidation (`VectorMeaning`): the cosine of each text to each entry,
@@ -105,7 +110,8 @@ class PgVectorQueries:
         out = []
         for vector, found in zip(vectors, stored, strict=True):
             missing = [e for e in entries if e.id not in found]
-            if missing:
-                found.update(await self.fresh_similarities(vector, missing))
+            if missing:  # all of them, however long it takes (no budget)
+                found.update(await self._fresh.similarities(vector, missing, self._embedder.embed_array,
+                                                            self._in_query_thread, float("inf")))
             out.append(found)
         return out

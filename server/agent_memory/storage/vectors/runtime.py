@@ -21,6 +21,7 @@ from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors import health, outbox
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
+from agent_memory.storage.vectors.fresh import Reusing
 from agent_memory.storage.vectors.health import TaskHealth
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
 from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors, VectorSearch
@@ -257,7 +258,8 @@ class VectorRuntime(VectorSync, VectorSearch):
         assert self._index_embedder is not None and self._bulk_embedder is not None
         quiet = time.monotonic() - self._last_write > QUIET_SECONDS
         embedder = self._bulk_embedder if quiet else self._index_embedder
-        applied = await self._call(outbox.apply_batch, self._index, embedder, batch)
+        reusing = Reusing(self._fresh, embedder)  # what a retrieve embedded in-line is not embedded again
+        applied = await self._call(outbox.apply_batch, self._index, reusing, batch)
         await outbox.forget(self._db, batch.seqs, applied)
         self.applied += len(batch.seqs)
         return len(batch.seqs)

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import structlog
 
@@ -19,42 +19,15 @@ from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors import outbox
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
 from agent_memory.storage.vectors.embedder import OnnxEmbedder
+from agent_memory.storage.vectors.fresh import FreshVectors
 from agent_memory.storage.vectors.owner_link import OwnerLink
 from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES
 
 T = TypeVar("T")
 LOADING = "semantic search is loading"
-FRESH_CACHE = 4096  # vectors of not-yet-indexed entries kept between calls, by (id, etag)
 QUERY_CACHE = 256  # query texts whose vectors are kept (the most recently used)
 
 log = structlog.get_logger("agent_memory.vectors")
-
-
-class FreshVectors:
-    """Vectors of entries embedded during a call because the index has not reached them yet, kept
-    by (id, etag) so repeated questions do not embed the same new entries again (the oldest go
-    past `size`)."""
-
-    def __init__(self, size: int = FRESH_CACHE) -> None:
-        self._size = size
-        self._vectors: dict[tuple[str, str], Any] = {}
-
-    def missing(self, entries: list[Entry]) -> list[Entry]:
-        return [e for e in entries if (e.id, e.etag) not in self._vectors]
-
-    def keep(self, entries: list[Entry], rows: Any) -> None:
-        for entry, row in zip(entries, rows, strict=True):
-            self._vectors[(entry.id, entry.etag)] = row
-
-    def cosines(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
-        """Each entry's cosine to `vector` (all must be kept)."""
-        import numpy as np
-
-        query = np.asarray(vector, dtype=np.float32)
-        found = {e.id: float(self._vectors[(e.id, e.etag)] @ query) for e in entries}
-        while len(self._vectors) > self._size:  # oldest first, after this call's own are used
-            self._vectors.pop(next(iter(self._vectors)))
-        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +78,10 @@ class VectorSearch:
     _queries: QueryVectors
     _query_executor: ThreadPoolExecutor
 
+    def inline_embed_seconds(self, seconds: float) -> None:
+        """How long one call may spend embedding entries the index has not reached (`fresh.py`)."""
+        self._fresh.budget_seconds = seconds
+
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
         await self._loaded()
@@ -141,16 +118,12 @@ class VectorSearch:
         return found
 
     async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
-        """Embed these entries now (they wait in the outbox) with the query model and return their
-        cosine to `vector`. Vectors are kept for a while by (id, etag), so repeated questions do
-        not embed the same new entries again. Raises SemanticUnavailable without a model here."""
+        """Embed these entries now (they wait in the outbox; newest first) with the query model, for
+        at most the in-line budget (`fresh.py`), and return the cosine to `vector` of those covered
+        (the others are left out). Raises SemanticUnavailable without a model here."""
         if self._embedder is None:
             raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")
-        todo = self._fresh.missing(entries)
-        if todo:
-            embedder = self._embedder
-            self._fresh.keep(todo, await self._search(lambda: embedder.embed_array([e.content for e in todo])))
-        return self._fresh.cosines(vector, entries)
+        return await self._fresh.similarities(vector, entries, self._embedder.embed_array, self._search)
 
     async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
         """For reflection's consolidation: the cosine of each text to each entry, by the model
@@ -166,8 +139,9 @@ class VectorSearch:
         for vector in vectors:
             found = outbox.cosine(vector.tolist(), stored)
             missing = [e for e in entries if e.id not in found]
-            if missing:
-                found.update(await self.fresh_similarities(vector.tolist(), missing))
+            if missing:  # all of them, however long it takes (no budget)
+                found.update(await self._fresh.similarities(vector.tolist(), missing, embedder.embed_array,
+                                                            self._search, float("inf")))
             out.append(found)
         return out
 
