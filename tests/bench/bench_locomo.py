@@ -1,6 +1,7 @@
 """Retrieval quality on LoCoMo dev: recall@5, recall@10 and MRR@10, overall and per category.
 
     python tests/bench/bench_locomo.py [--data ../shared/data/locomo/dev] [--mode hybrid] [--conv conv-26]
+        [--backend sqlite|postgres|both] [--ask-after 5] [--cpu-hog]
 
 Needs the LoCoMo dev set (not in this repository): `--data DIR` or `AGENT_MEMORY_LOCOMO=DIR`, see
 tests/bench/locomo_data.py; without it the script says so and exits 2.
@@ -9,18 +10,27 @@ For each conversation: a fresh store; every turn becomes one memory through `mem
 (content exactly the turn's `text`), written as that conversation's own agent; once the vector
 index has caught up, each query goes through `memory_retrieve` (limit 10) as that agent. The
 metrics are those of the data folder's README (BM25 baseline there: recall@10 0.569).
+
+Read-your-writes: `--ask-after N` also loads each conversation into another fresh store and asks
+its questions N seconds after the last create, without waiting for the vector index (so what it
+has not reached is found by the retrieve's in-line embedding, `retrieval_inline_embed_max` and
+`retrieval_inline_embed_ms`), and reports that figure beside the settled one, with how many
+answers said `degraded` and how many memories they searched by keyword only. `--cpu-hog` runs a
+CPU-bound process pinned to one core for the whole run (a loaded machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 
 import anyio
@@ -41,15 +51,27 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None) -> list[dict]:
+def hog() -> None:
+    """Spin on one core until killed."""
+    with suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {0})
+    while True:
+        pass
+
+
+async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None,
+                                ask_after: float | None = None, fresh: dict | None = None) -> list[dict]:
+    """Settled (`ask_after` None: questions once the index has caught up), else asked `ask_after`
+    seconds after loading, with in-line embedding (`fresh`: settings overriding its defaults)."""
     memories = read_jsonl(folder / "memories.jsonl")
     queries = read_jsonl(folder / "queries.jsonl")
     agent = folder.name
     store = {"backend": "postgres", "postgres_url": postgres_url} if postgres_url else {}
+    # Settled: no in-line embedding, so "found by meaning" below means "indexed".
+    inline = dict(fresh or {}) if ask_after is not None else {"retrieval_inline_embed_max": 0}
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"locomo-{agent}-"), "agent_id": agent, "team": "locomo",
-        "rate_limit_per_second": 0, "log_level": "warning",
-        "retrieval_inline_embed_max": 0, **store})  # so "found by meaning" below means "indexed"
+        "rate_limit_per_second": 0, "log_level": "warning", **inline, **store})
     results = []
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}
@@ -62,8 +84,10 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
             for memory, entry in zip(batch, created.structured_content["items"], strict=True):
                 dia_of[entry["id"]] = memory["dia_id"]
         last = memories[-1]["text"]
+        if ask_after is not None:
+            await anyio.sleep(ask_after)
         with anyio.fail_after(600):  # the outbox is applied in order: the last one indexed means all
-            while mode != "keyword":
+            while mode != "keyword" and ask_after is None:
                 probe = await client.call_tool("memory_retrieve", {"query": last, "mode": "semantic", "limit": 3})
                 data = probe.structured_content
                 if data["degraded"] is None and any(i["content"] == last for i in data["items"]):
@@ -71,13 +95,16 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
                 await anyio.sleep(0.2)
         load_seconds = time.perf_counter() - started
         latencies = []
+        degraded = keyword_only = 0
         for query in queries:
             t0 = time.perf_counter()
             answer = await client.call_tool("memory_retrieve", {"query": query["question"], "limit": 10,
                                                                  "mode": mode, "max_chars": 100_000})
             latencies.append((time.perf_counter() - t0) * 1000)
             data = answer.structured_content
-            assert not answer.is_error and data["degraded"] is None, data
+            assert not answer.is_error and (ask_after is not None or data["degraded"] is None), data
+            degraded += data["degraded"] is not None
+            keyword_only += data["keyword_only"]
             ranked = [dia_of[i["id"]] for i in data["items"]]
             evidence = set(query["evidence"])
             first = next((rank for rank, dia in enumerate(ranked[:10], 1) if dia in evidence), None)
@@ -87,12 +114,17 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
                 "r10": len(evidence & set(ranked[:10])) / len(evidence),
                 "mrr": 1 / first if first else 0.0,
             })
-    print(f"{agent}: {len(memories)} memories loaded+indexed in {load_seconds:.1f} s, {len(queries)} queries, "
-          f"retrieve p50 {statistics.median(latencies):.1f} ms", file=sys.stderr)
+    loaded = "indexed" if ask_after is None else f"+{ask_after:g} s"
+    print(f"{agent} ({'postgres' if postgres_url else 'sqlite'}): {len(memories)} memories loaded+{loaded} in "
+          f"{load_seconds:.1f} s, {len(queries)} queries, retrieve first {latencies[0]:.0f} ms, p50 "
+          f"{statistics.median(latencies):.1f} ms, max {max(latencies):.0f} ms; {degraded} answers degraded, "
+          f"{keyword_only} memories keyword-only in all; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     return results
 
 
 def report(results: list[dict], mode: str) -> None:
+    if not results:
+        return
     def line(name: str, rows: list[dict]) -> str:
         return (f"{name:<12}{len(rows):>6}{statistics.mean(r['r5'] for r in rows):>10.3f}"
                 f"{statistics.mean(r['r10'] for r in rows):>11.3f}{statistics.mean(r['mrr'] for r in rows):>9.3f}")
@@ -115,18 +147,42 @@ def main() -> None:
     parser.add_argument("--conv", action="append", help="only these conversations")
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
                         help="postgres: a fresh database per conversation on $MEMORY_BENCH_POSTGRES_URL's server, "
-                             "else on the PostgreSQL bundled in the test extra (tests/bench/pg_bench.py)")
+                             "else on the PostgreSQL bundled in the test extra (tests/bench/pg_bench.py); "
+                             "both: each conversation on SQLite, then on PostgreSQL")
+    parser.add_argument("--ask-after", type=float, metavar="SECONDS",
+                        help="also ask each conversation's questions this long after loading it (not waiting for "
+                             "the vector index), in another fresh store, beside the settled figure")
+    parser.add_argument("--inline-max", type=int, help="retrieval_inline_embed_max for --ask-after (default: the "
+                                                       "server's)")
+    parser.add_argument("--inline-ms", type=float, help="retrieval_inline_embed_ms for --ask-after (default: the "
+                                                        "server's)")
+    parser.add_argument("--cpu-hog", action="store_true", help="run a CPU-bound process on one core for the run")
     args = parser.parse_args()
     data = locomo_dir(args.data)
     configure_logging("warning", "console")
     folders = sorted(p for p in data.iterdir() if p.is_dir() and (not args.conv or p.name in args.conv))
-    results: list[dict] = []
+    fresh = {k: v for k, v in (("retrieval_inline_embed_max", args.inline_max),
+                               ("retrieval_inline_embed_ms", args.inline_ms)) if v is not None}
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    variants = [None] if args.ask_after is None else [None, args.ask_after]
+    results: dict[tuple[str, float | None], list[dict]] = defaultdict(list)
+    started = time.perf_counter()
     with ExitStack() as stack:
-        databases = stack.enter_context(bench_postgres()) if args.backend == "postgres" else None
-        for folder in folders:
-            url = databases.create_database() if databases else None
-            results += anyio.run(evaluate_conversation, folder, args.mode, url)
-    report(results, f"{args.mode}, {args.backend}")
+        if args.cpu_hog:
+            spinner = multiprocessing.Process(target=hog, daemon=True)
+            spinner.start()
+            stack.callback(spinner.kill)
+            print(f"cpu hog: pid {spinner.pid} on core 0", file=sys.stderr)
+        databases = stack.enter_context(bench_postgres()) if "postgres" in backends else None
+        for folder in folders:  # settled and fresh side by side, conversation by conversation
+            for backend in backends:
+                for after in variants:
+                    url = databases.create_database() if databases and backend == "postgres" else None
+                    results[backend, after] += anyio.run(evaluate_conversation, folder, args.mode, url, after, fresh)
+    for (backend, after), rows in results.items():
+        when = "settled" if after is None else f"asked {after:g} s after loading"
+        report(rows, f"{args.mode}, {backend}, {when}{', cpu hog' if args.cpu_hog else ''}")
+    print(f"run {time.perf_counter() - started:.0f} s, load {os.getloadavg()}")
 
 
 if __name__ == "__main__":
