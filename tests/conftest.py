@@ -24,8 +24,8 @@ from mcp import Client
 from pydantic import BaseModel
 
 from agent_memory.config import Settings, load_settings
-from agent_memory.tools.contracts import MemoryCrudResult
-from agent_memory.tools.reflect_contracts import MemoryReflectResult
+from agent_memory.contracts.crud import MemoryCrudResult
+from agent_memory.contracts.reflect import MemoryReflectResult
 from agent_memory.tools.server import create_server
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 - fixtures
 

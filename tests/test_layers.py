@@ -67,3 +67,37 @@ def test_no_sql_outside_storage() -> None:
 def test_the_sql_check_sees_sql() -> None:
     assert SQL.search("SELECT id FROM entries") and SQL.search("\n  INSERT INTO audit (a) VALUES (?)")
     assert not SQL.search("Select a tool; update the entry, then delete it from the list")
+
+
+def _importers_of(target: str, *parts: str) -> dict[str, list[str]]:
+    """Modules under `parts` importing `target` or anything in it (at any depth of the file)."""
+    found = {str(p.relative_to(PACKAGE)): sorted(m for m in _modules(p) if m == target or m.startswith(target + "."))
+             for p in _files(*parts)}
+    return {k: v for k, v in found.items() if v}
+
+
+def _roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+    return roots
+
+
+def test_the_wire_contracts_speak_no_protocol() -> None:
+    """contracts/ (the models, records and error mapping the tools, the console and the operator
+    commands share) imports no MCP and none of the layers that use it."""
+    files = _files("contracts")
+    assert files
+    assert {str(p.relative_to(PACKAGE)): sorted(_roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"})
+            for p in files if _roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"}} == {}
+    outer = ("agent_memory.tools", "agent_memory.console", "agent_memory.ops", "agent_memory.serve",
+             "agent_memory.bootstrap", "agent_memory.stores")
+    assert {k: v for k, v in ((str(p.relative_to(PACKAGE)), sorted(m for m in _modules(p) if m.startswith(outer)))
+                              for p in files) if v} == {}
+
+
+def test_operator_work_does_not_import_the_mcp_adapter() -> None:
+    assert _importers_of("agent_memory.tools", "ops") == {}

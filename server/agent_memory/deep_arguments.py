@@ -3,7 +3,7 @@
 The SDK answers such a message with a JSON-RPC parse error, which a model never sees. No tool takes
 more than a few levels, so the transports cut every array or object deeper than CUT_DEPTH inside
 the arguments of a `tools/call` down to an empty one and pass the call on: the tool then refuses
-it as INVALID_PARAMS naming the field (tools/errors.check_depth), a result the caller can read.
+it as INVALID_PARAMS naming the field (contracts/errors.check_depth), a result the caller can read.
 Anything else that nests too deeply (or past Python's own recursion limit) is still a parse error.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import pydantic_core
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-CUT_DEPTH = 40  # past tools/errors.MAX_ARGUMENT_DEPTH (32), well within the SDK parser's limit
+CUT_DEPTH = 40  # past contracts/errors.MAX_ARGUMENT_DEPTH (32), well within the SDK parser's limit
 _SDK_DEPTH = 190  # fewer brackets than this cannot nest past the SDK parser's limit (~200)
 
 

@@ -8,8 +8,8 @@ import sys
 from pydantic import BaseModel, ConfigDict
 
 from agent_memory.cli import _parser, _settings
+from agent_memory.contracts.crud import MemoryCrudResult
 from agent_memory.serve import serve
-from agent_memory.tools.contracts import MemoryCrudResult
 from agent_memory.tools.server import ToolSpec
 
 

@@ -36,7 +36,7 @@ def summary(done: subprocess.CompletedProcess[str]) -> dict:
 
 
 async def retrieve(agent: Agent, query: str, mode: str, **arguments: object) -> dict:
-    from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+    from agent_memory.contracts.retrieve import MemoryRetrieveResult
 
     failed, data = await agent.call("memory_retrieve", MemoryRetrieveResult,
                                     {"query": query, "mode": mode, "min_score": 0, **arguments})

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from agent_memory.config import Settings
+from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.hooks.events import HookEvents, HookSettings
 from agent_memory.hooks.transcript import Turn
 from agent_memory.importers import read_lines
 from agent_memory.importers.drafts import Draft
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
 from tests.conftest import Agent
 from tests.e2e.servers import agent_memory_command, server_env
 

@@ -47,9 +47,9 @@ from hypothesis.control import currently_in_test_context
 from mcp import Client, types
 from pydantic import BaseModel
 
-from agent_memory.tools.contracts import MemoryCrudResult
-from agent_memory.tools.reflect_contracts import MemoryReflectResult
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+from agent_memory.contracts.crud import MemoryCrudResult
+from agent_memory.contracts.reflect import MemoryReflectResult
+from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.tools.server import BUILTIN_TOOLS, create_server
 from tests.conftest import IDENTITY_KEY, chosen_backends, identity, make_settings
 from tests.schema_strategies import (

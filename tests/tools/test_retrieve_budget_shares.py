@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import ConfigError, load_settings
+from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.core.budget import split
 from agent_memory.core.models import Scope
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, identity, store_settings
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import load_settings
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, store_settings
 

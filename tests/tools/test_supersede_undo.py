@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from agent_memory.config import Settings
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveResult
+from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, audit_rows, chosen_backends, identity
 

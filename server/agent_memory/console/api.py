@@ -12,6 +12,10 @@ from starlette.requests import Request
 
 from agent_memory.bootstrap import App, local_vector_dir
 from agent_memory.console.auth import SignedIn
+from agent_memory.contracts.crud import MemoryCrudArgs
+from agent_memory.contracts.errors import check_unicode, parse_model
+from agent_memory.contracts.records import wire_record
+from agent_memory.contracts.retrieve import MemoryRetrieveArgs
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.models import Domain, Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
@@ -19,11 +23,7 @@ from agent_memory.core.reconcile import Choice, reconcile
 from agent_memory.core.trail import visible_trail
 from agent_memory.core.visibility import readable_areas
 from agent_memory.ops.inspection import store_stats, warnings_since_last_call
-from agent_memory.tools.contracts import MemoryCrudArgs
 from agent_memory.tools.crud_tool import run_memory_crud
-from agent_memory.tools.errors import check_unicode, parse_model
-from agent_memory.tools.records import wire_record
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs
 from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
 EDITABLE = ("content", "tags", "priority", "confidence", "layer", "expires_at")

@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agent_memory.contracts.errors import has_lone_surrogate
 from agent_memory.core.errors import DomainError
 from agent_memory.core.text import check_text
-from agent_memory.tools.errors import has_lone_surrogate
 
 log = structlog.get_logger("agent_memory.console")
 

@@ -23,6 +23,8 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from agent_memory.config import Settings
+from agent_memory.contracts.crud import MemoryRecord
+from agent_memory.contracts.records import wire_record
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
@@ -43,8 +45,6 @@ from agent_memory.core.visibility import namespace_area
 from agent_memory.importers.drafts import not_utf8
 from agent_memory.importers.entry_checks import check_entry, misplaced_reference
 from agent_memory.ops.import_writer import ImportFailed, Unwind, run_batch
-from agent_memory.tools.contracts import MemoryRecord
-from agent_memory.tools.records import wire_record
 
 BATCH = 500
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -6,13 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
-from agent_memory.core.crud import CrudService
-from agent_memory.core.domains import domain_of
-from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
-from agent_memory.core.lineage import LineageService, Restoration
-from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
-from agent_memory.tools.contracts import (
+from agent_memory.contracts.crud import (
     ITEM_MODELS,
     MAX_BULK_ITEMS,
     CreateItem,
@@ -21,8 +15,14 @@ from agent_memory.tools.contracts import (
     PromoteItem,
     UpdateItem,
 )
-from agent_memory.tools.errors import parse_model, storage_failure, to_error_info
-from agent_memory.tools.records import wire_record
+from agent_memory.contracts.errors import parse_model, storage_failure, to_error_info
+from agent_memory.contracts.records import wire_record
+from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.crud import CrudService
+from agent_memory.core.domains import domain_of
+from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
+from agent_memory.core.lineage import LineageService, Restoration
+from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
 
 WRITE_ACTIONS = {"create", "update", "delete", "unsupersede"}
 ITEM_SHAPES = {

@@ -4,7 +4,7 @@ MCP clients validate every structured result against the tool's output schema (t
 with `jsonschema`), so the schema's shape is on every call's critical path: `$ref` lookups and
 `anyOf` branches cost several times more than the same constraint written inline. Here pydantic's
 schema is rewritten with the same meaning: `$defs` inlined (entries in output schemas are already
-untyped objects, see `contracts._records_schema`).
+untyped objects, see `contracts.crud._records_schema`).
 
 Nullable fields stay `anyOf` branches of a single `type` each in the published tool schemas:
 hosts turn them into function declarations for their model, and some of those dialects (the

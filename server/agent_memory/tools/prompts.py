@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 
 from mcp_types import GetPromptResult, Prompt, PromptArgument, PromptMessage, TextContent
 
+from agent_memory.contracts.retrieve import MAX_QUERY_CHARS
 from agent_memory.core.errors import Forbidden, InvalidParams
 from agent_memory.core.models import Caller, Skill
 from agent_memory.core.sessions import SESSION_ID
 from agent_memory.core.text import text_fault
-from agent_memory.tools.retrieve_contracts import MAX_QUERY_CHARS
 
 INSTRUCTIONS = """\
 agent-memory keeps scoped, permissioned memory across sessions.

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from agent_memory.contracts.records import wire_record
+from agent_memory.contracts.reflect import MemoryReflectArgs
 from agent_memory.core.commands import Call
 from agent_memory.core.domains import domain_of
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.extract import Turn
 from agent_memory.core.reflection import ReflectionService
 from agent_memory.core.sessions import SessionService
-from agent_memory.tools.records import wire_record
-from agent_memory.tools.reflect_contracts import MemoryReflectArgs
 from agent_memory.tools.sampling import sampling_distiller
 
 

@@ -17,6 +17,8 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.bootstrap import local_vector_dir
+from agent_memory.contracts.errors import to_error_info
+from agent_memory.contracts.records import wire_record
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.commands import Call
@@ -25,8 +27,6 @@ from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill
 from agent_memory.core.visibility import readable_areas
 from agent_memory.ops.inspection import store_stats
-from agent_memory.tools.errors import to_error_info
-from agent_memory.tools.records import wire_record
 
 METRICS_URI = "memory://metrics"
 STATS_URI = "memory://stats"

@@ -7,12 +7,12 @@ from typing import Any
 import structlog
 
 from agent_memory.config import Settings
+from agent_memory.contracts.retrieve import MemoryRetrieveArgs, wire_item
 from agent_memory.core.budget import budget_shares, shares_of
 from agent_memory.core.commands import Call
 from agent_memory.core.domains import domains_of
 from agent_memory.core.models import Layer, Scope
 from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, wire_item
 
 
 async def run_memory_retrieve(service: RetrievalService, settings: Settings, call: Call,

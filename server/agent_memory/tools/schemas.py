@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from agent_memory.tools.contracts import MemoryRecord
+from agent_memory.contracts.crud import MemoryRecord
+from agent_memory.contracts.retrieve import RetrievedMemory
 from agent_memory.tools.json_schema import published_schema
-from agent_memory.tools.retrieve_contracts import RetrievedMemory
 from agent_memory.tools.server import BUILTIN_TOOLS
 
 

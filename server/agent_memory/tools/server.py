@@ -31,13 +31,13 @@ from mcp_types import (
 
 from agent_memory import __version__
 from agent_memory.config import Settings
+from agent_memory.contracts.crud import ErrorInfo
+from agent_memory.contracts.errors import internal_error, parse_model, storage_failure, to_error_info, writable
 from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller
 from agent_memory.tools import prompts
-from agent_memory.tools.contracts import ErrorInfo
-from agent_memory.tools.errors import internal_error, parse_model, storage_failure, to_error_info, writable
 from agent_memory.tools.identity import resolve_caller, resolve_http_caller
 from agent_memory.tools.opening import VECTORS_AFTER_LIST_SECONDS, opened_app, opening
 from agent_memory.tools.specs import BUILTIN_TOOLS, ToolSpec

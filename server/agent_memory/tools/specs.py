@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 from mcp_types import Tool, ToolAnnotations
 from pydantic import BaseModel
 
+from agent_memory.contracts.crud import MemoryCrudArgs, MemoryCrudResult
+from agent_memory.contracts.reflect import MemoryReflectArgs, MemoryReflectResult
+from agent_memory.contracts.retrieve import MemoryRetrieveArgs, MemoryRetrieveResult
 from agent_memory.core.commands import Call
 from agent_memory.core.models import Skill
-from agent_memory.tools.contracts import MemoryCrudArgs, MemoryCrudResult
 from agent_memory.tools.descriptions import CRUD_DESCRIPTION, REFLECT_DESCRIPTION, RETRIEVE_DESCRIPTION
 from agent_memory.tools.json_schema import published_schema
-from agent_memory.tools.reflect_contracts import MemoryReflectArgs, MemoryReflectResult
-from agent_memory.tools.retrieve_contracts import MemoryRetrieveArgs, MemoryRetrieveResult
 
 if TYPE_CHECKING:
     from agent_memory.bootstrap import App

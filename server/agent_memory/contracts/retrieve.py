@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agent_memory.tools.contracts import (
+from agent_memory.contracts.crud import (
     DomainName,
     ErrorInfo,
     LayerName,
@@ -105,7 +105,7 @@ class RetrievedMemory(StrictModel):
 
 def _retrieved_schema(schema: dict[str, Any]) -> None:
     """Retrieved memories are published as objects with every field required, without per-field
-    types, for the same reason as entries (`contracts._records_schema`): MCP clients validate each
+    types, for the same reason as entries (`contracts.crud._records_schema`): MCP clients validate each
     result against the output schema, and typed items cost the Python SDK's `jsonschema` ~4 ms per
     answer of 10, more than the whole retrieval. The typed schema is `schemas/retrieved_memory.json`."""
     schema.clear()

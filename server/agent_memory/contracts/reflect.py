@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_memory.tools.contracts import DomainName, ErrorInfo, MemoryRecord, StrictModel, _records_schema
+from agent_memory.contracts.crud import DomainName, ErrorInfo, MemoryRecord, StrictModel, _records_schema
 
 MAX_TURN_CHARS = 1_000_000  # longer than any cap: turns are cut to session_log_max_chars, not refused
 

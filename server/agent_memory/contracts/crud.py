@@ -1,4 +1,5 @@
-"""Pydantic contracts of the tools: the source of `schemas/` and of argument validation."""
+"""Pydantic contracts of memory_crud, and what every tool shares (strict models, the value names,
+`ErrorInfo`, `MemoryRecord`): the source of `schemas/` and of argument validation."""
 
 from __future__ import annotations
 

@@ -8,11 +8,11 @@ from typing import TypeVar
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from agent_memory.contracts.crud import ErrorInfo
+from agent_memory.contracts.validation_hints import explain
 from agent_memory.core.errors import DomainError, InvalidParams
 from agent_memory.core.text import check_text, field_path, storable
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
-from agent_memory.tools.contracts import ErrorInfo
-from agent_memory.tools.validation_hints import explain
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
