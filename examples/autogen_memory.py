@@ -1,6 +1,6 @@
 """agent-memory as the memory of an AutoGen agent.
 
-    pip install 'vsm-agent-memory[autogen]'
+    pip install '.[autogen]'   # from a clone of agent-memory
     python examples/autogen_memory.py            # a throwaway store in a temporary directory
     python examples/autogen_memory.py --data-dir ~/.local/share/agent-memory
 

@@ -1,6 +1,6 @@
 """agent-memory as the long-term store of a LangGraph graph.
 
-    pip install 'vsm-agent-memory[langgraph]'
+    pip install '.[langgraph]'   # from a clone of agent-memory
     python examples/langgraph_store.py            # a throwaway store in a temporary directory
     python examples/langgraph_store.py --data-dir ~/.local/share/agent-memory
 

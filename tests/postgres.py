@@ -153,7 +153,7 @@ def _unavailable(reason: str) -> None:
 def postgres_server() -> Iterator[PostgresForTests]:
     """One PostgreSQL for the whole run (started on first use, stopped at the end)."""
     if importlib.util.find_spec("psycopg") is None:
-        _unavailable("the driver is not installed (pip install 'vsm-agent-memory[postgres]')")
+        _unavailable("the driver is not installed (from the clone: pip install '.[postgres]')")
     external = os.environ.get("MEMORY_TEST_POSTGRES_URL")
     if external:
         import psycopg

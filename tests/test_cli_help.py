@@ -62,7 +62,7 @@ def test_help_outside_serve_is_short_and_lists_no_server_tuning(command: list[st
 def test_serve_help_lists_every_settable_flag_and_points_at_the_readme(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_text(capsys, "serve")
     assert all(flags[0] in text for _, flags in flag_settings())
-    assert "README's Configuration table" in " ".join(text.split())
+    assert "table in docs/configuration.md" in " ".join(text.split())
 
 
 def test_settings_without_a_flag_still_come_from_the_environment_and_the_config_file(

@@ -1,8 +1,9 @@
-"""The README and configs/ stay true to the code."""
+"""The README, docs/ and configs/ stay true to the code."""
 
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,17 +13,25 @@ from agent_memory.config import env_name, flag_settings, setting_names
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
 
 
 @pytest.mark.parametrize("name", setting_names())
-def test_readme_config_table_names_every_setting(name: str) -> None:
-    rows = [line for line in README.splitlines() if line.startswith(f"| `{name}` | `{env_name(name)}` |")]
-    assert len(rows) == 1, f"README config table lacks a row for {name}"
+def test_the_configuration_table_names_every_setting(name: str) -> None:
+    rows = [line for line in CONFIGURATION.splitlines() if line.startswith(f"| `{name}` | `{env_name(name)}` |")]
+    assert len(rows) == 1, f"docs/configuration.md lacks a row for {name}"
     flags = dict(flag_settings()).get(name, ())
     flag_cell = rows[0].split("|")[3]
     assert [f for f in flags if f"`{f}`" not in flag_cell] == []
     if not flags:
         assert flag_cell.strip() == "(none)"
+
+
+def test_the_configuration_table_names_nothing_else_and_its_example_uses_real_settings() -> None:
+    named = [line.split("`")[1] for line in CONFIGURATION.splitlines() if line.startswith("| `")]
+    assert sorted(named) == sorted(setting_names())
+    example = tomllib.loads(CONFIGURATION.split("```toml\n", 1)[1].split("```", 1)[0])
+    assert set(example) <= set(setting_names())
 
 
 def test_quickstart_test_command_is_what_ci_runs() -> None:

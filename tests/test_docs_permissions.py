@@ -1,4 +1,4 @@
-"""The README's permission tables say what the gate (`core/permissions.py`) does."""
+"""The permission tables of docs/permissions.md say what the gate (`core/permissions.py`) does."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from agent_memory.core.models import Access, Scope, SystemType
 from agent_memory.core.permissions import allowed_system_types
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+PERMISSIONS = (Path(__file__).resolve().parents[1] / "docs" / "permissions.md").read_text()
 
 
 def _section(title: str) -> str:
-    return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return PERMISSIONS.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def _rights(system_type: SystemType, scope: Scope) -> str:
@@ -37,7 +37,8 @@ def test_choosing_table_row_matches_the_gate(system_type: SystemType) -> None:
     rows = _table_rows(_section("Choosing a system type and team"))
     expected = [_rights(system_type, scope) for scope in (Scope.AGENT, Scope.TEAM, Scope.GLOBAL)]
     assert rows.get(system_type.value) == expected, (
-        f"README row for {system_type.value} should read: | `{system_type.value}` | {' | '.join(expected)} |")
+        f"docs/permissions.md row for {system_type.value} should read: "
+        f"| `{system_type.value}` | {' | '.join(expected)} |")
 
 
 def test_choosing_section_describes_every_system_type() -> None:

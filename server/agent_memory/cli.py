@@ -18,7 +18,7 @@ EMBEDDING = ("embedding_model_dir", "embedding_int8_compute")
 RETENTION = ("max_entries_per_namespace", "retention_working_days", "retention_session_days",
              "retention_long_term_days", "retention_meta_days")
 SETTINGS_NOTE = ("Every setting is also a MEMORY_<NAME> environment variable or a key of the --config file; the "
-                 "README's Configuration table lists them all.")
+                 "table in docs/configuration.md lists them all.")
 
 
 def _add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
@@ -30,7 +30,7 @@ def _add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
             group.add_argument(*flags, dest=name, default=None, metavar="VALUE", help=setting_help(name))
 
 
-DISTRIBUTION = "vsm-agent-memory"  # the name on the package index; the command is agent-memory
+DISTRIBUTION = "vsm-agent-memory"  # the distribution (pyproject.toml, installed from a clone)
 
 
 def _version() -> str:
@@ -159,9 +159,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
         description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory and "
                     "prints a sign-in URL carrying a one-time code (never a token; Enter prints a new one), which "
-                    "the page trades for a 12-hour operator session token kept in memory only. Do not run it beside "
-                    "another server on the same data directory: use that server's /console/ instead. Exit codes: "
-                    "0 stopped, 2 invalid setting, 3 port unavailable.")
+                    "the page trades for a 12-hour operator session token kept in memory only. It may run beside "
+                    "other servers on the same data directory (one of them owns the vector index and answers the "
+                    "others' searches by meaning). Exit codes: 0 stopped, 2 invalid setting, 3 port unavailable.")
     console.add_argument("--open", action="store_true",
                          help="also open it in the default browser (through a private redirect file, so the code is "
                               "not on the browser's command line)")

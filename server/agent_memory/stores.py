@@ -41,7 +41,7 @@ from agent_memory.storage.vectors.embedder import ModelFiles, default_model_file
 from agent_memory.storage.vectors.runtime import VectorRuntime
 from agent_memory.storage.vectors.search import VectorMeaning
 
-POSTGRES_EXTRA = "pip install 'vsm-agent-memory[postgres]'"
+POSTGRES_EXTRA = "from a clone of agent-memory: pip install '.[postgres]'"
 Notify = Callable[[], None] | None
 OnInsert = Callable[[set[tuple[str, str]]], None] | None
 

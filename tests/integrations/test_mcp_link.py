@@ -36,7 +36,7 @@ def test_an_integration_without_its_extra_names_the_extra_to_install(module: str
     done = run_python(f"import sys; sys.modules[{package!r}] = None\n"
                       f"import agent_memory.integrations.{module}")
     assert done.returncode == 1
-    assert f"pip install 'vsm-agent-memory[{extra}]'" in done.stderr.splitlines()[-1]
+    assert f"from a clone of agent-memory: pip install '.[{extra}]'" in done.stderr.splitlines()[-1]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

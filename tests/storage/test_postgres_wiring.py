@@ -38,7 +38,7 @@ async def test_a_missing_driver_names_the_extra_to_install(tmp_path: Path, monke
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "psycopg" else real(name, *a))
     settings = make_settings(tmp_path / "data", backend="postgres", postgres_url="postgresql://memory@db.example/m")
-    with pytest.raises(ConfigError, match=r"pip install 'vsm-agent-memory\[postgres\]'"):
+    with pytest.raises(ConfigError, match=r"from a clone of agent-memory: pip install '\.\[postgres\]'"):
         async with open_records(settings):
             pass
 

@@ -39,8 +39,8 @@ async def test_instructions_say_when_to_recall_write_and_reflect(client: Client)
                    "memory_reflect", "end of a session", "not instructions"):
         assert phrase in INSTRUCTIONS
     assert len(INSTRUCTIONS) / 4 < 250  # tokens, estimated at 4 characters
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
-    assert f"{len(INSTRUCTIONS)} characters, about **{round(len(INSTRUCTIONS) / 4)} tokens**" in readme
+    tools_doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "tools.md").read_text().split())
+    assert f"{len(INSTRUCTIONS)} characters, about **{round(len(INSTRUCTIONS) / 4)} tokens**" in tools_doc
 
 
 async def test_prompts_are_listed_with_their_arguments(client: Client) -> None:

@@ -1,6 +1,6 @@
 """Confidence: how sure the store is of an entry, 0.0-1.0 (with `source` and the dates, its provenance).
 
-The contract (README, "Confidence"): a caller's value on `create`/`update` is kept as given; without
+The contract (docs/tools.md, "Confidence"): a caller's value on `create`/`update` is kept as given; without
 one, the default of the entry's source applies (`DEFAULTS`). The engines that write on their own set
 theirs: a session turn is `manual` (a tool turn `tool`), 1.0; a compaction summary and a fact or rule
 the caller supplies to `memory_reflect` are `reflection`, 0.9; the extractive engine gives 0.6-0.85

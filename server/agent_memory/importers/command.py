@@ -38,8 +38,7 @@ DESCRIPTION = (
     "(else the "
     "file's time, else now). Ids derive from the source, so a re-import skips what is there. Bad items are "
     "reported on stderr and skipped; progress on stderr; one JSON summary line on stdout. Exit codes: 0 done, "
-    "1 some items bad (the others imported), 2 invalid arguments or unreadable input. README: Importing from "
-    "other stores.")
+    "1 some items bad (the others imported), 2 invalid arguments or unreadable input. See docs/imports.md.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """agent-memory as an AutoGen memory (`autogen_core.memory.Memory`), over MCP as one identity.
 
-    pip install 'vsm-agent-memory[autogen]'
+    pip install '.[autogen]'   # from a clone of agent-memory
 
 `add` creates an entry (`memory_crud create`), `query` runs `memory_retrieve` and returns the
 memories with their scores, `update_context` adds the retrieved `context` block to the model
@@ -21,7 +21,7 @@ try:
     from autogen_core.models import SystemMessage
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "agent_memory.integrations.autogen needs autogen-core: pip install 'vsm-agent-memory[autogen]'"
+        "agent_memory.integrations.autogen needs autogen-core: from a clone of agent-memory: pip install '.[autogen]'"
     ) from exc
 
 from agent_memory.integrations.mcp_link import MemoryLink, MemoryToolError

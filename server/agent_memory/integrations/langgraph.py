@@ -1,6 +1,6 @@
 """agent-memory as a LangGraph store (`langgraph.store.base.BaseStore`), over MCP as one identity.
 
-    pip install 'vsm-agent-memory[langgraph]'
+    pip install '.[langgraph]'   # from a clone of agent-memory
 
 Namespace tuples map onto scope and namespace: `("team", "<team>", ...)` is team scope, namespace
 `<team>/...`; `("global", "<name>", ...)` is global scope; any other tuple is the caller's own
@@ -40,7 +40,7 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "agent_memory.integrations.langgraph needs langgraph: pip install 'vsm-agent-memory[langgraph]'"
+        "agent_memory.integrations.langgraph needs langgraph: from a clone of agent-memory: pip install '.[langgraph]'"
     ) from exc
 
 import anyio.to_thread

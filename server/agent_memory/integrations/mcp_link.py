@@ -53,7 +53,8 @@ def installed_command() -> str:
     """The `agent-memory` console script next to this Python, else the one on PATH."""
     found = shutil.which("agent-memory", path=str(Path(sys.executable).parent)) or shutil.which("agent-memory")
     if not found:
-        raise FileNotFoundError("the agent-memory command is not installed (pip install vsm-agent-memory)")
+        raise FileNotFoundError(
+            "the agent-memory command is not installed (from a clone of agent-memory: pip install .)")
     return found
 
 

@@ -15,7 +15,7 @@ from agent_memory.core.identity import IDENTITY_SHAPE, parse_identity
 from agent_memory.core.models import Caller, Skill
 
 IDENTITY_KEY = "agent-memory/identity"
-CHOOSING = "README section 'Choosing a system type and team'"
+CHOOSING = "docs/permissions.md, 'Choosing a system type and team'"
 _SOURCES = {"request": "this request's _meta", "initialize": "the initialize request's _meta"}
 
 
