@@ -101,3 +101,9 @@ def test_the_wire_contracts_speak_no_protocol() -> None:
 
 def test_operator_work_does_not_import_the_mcp_adapter() -> None:
     assert _importers_of("agent_memory.tools", "ops") == {}
+
+
+def test_the_mcp_adapter_does_not_import_operator_work() -> None:
+    """What the MCP resources show of operator work (store statistics) is handed in by the
+    composition root (`App.stats`)."""
+    assert _importers_of("agent_memory.ops", "tools") == {}

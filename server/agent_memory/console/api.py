@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from agent_memory.bootstrap import App, local_vector_dir
+from agent_memory.bootstrap import App
 from agent_memory.console.auth import SignedIn
 from agent_memory.contracts.crud import MemoryCrudArgs
 from agent_memory.contracts.errors import check_unicode, parse_model
@@ -22,7 +22,7 @@ from agent_memory.core.ports import AuditQuery
 from agent_memory.core.reconcile import Choice, reconcile
 from agent_memory.core.trail import visible_trail
 from agent_memory.core.visibility import readable_areas
-from agent_memory.ops.inspection import store_stats, warnings_since_last_call
+from agent_memory.ops.inspection import warnings_since_last_call
 from agent_memory.tools.crud_tool import run_memory_crud
 from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
@@ -266,9 +266,8 @@ async def search(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
 async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """Tool calls and latency percentiles, retrieval hit rate and injection size, and the store
     (only what the caller may read, unless an operator)."""
-    settings = app.settings
     areas = None if signed.caller.operator else readable_areas(signed.caller)
-    store = await store_stats(app.operator, chroma_dir=local_vector_dir(settings), areas=areas)
+    store = await app.stats(areas)
     return {"tools": app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot(), "store": store}
 
 

@@ -16,7 +16,6 @@ from typing import Any
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from agent_memory.bootstrap import local_vector_dir
 from agent_memory.contracts.errors import to_error_info
 from agent_memory.contracts.records import wire_record
 from agent_memory.core.audit import audit_event
@@ -26,7 +25,6 @@ from agent_memory.core.errors import DomainError, NotFound
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Skill
 from agent_memory.core.visibility import readable_areas
-from agent_memory.ops.inspection import store_stats
 
 METRICS_URI = "memory://metrics"
 STATS_URI = "memory://stats"
@@ -63,7 +61,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     if uri == METRICS_URI:
         return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
     if uri == STATS_URI:
-        stats = await store_stats(app.operator, chroma_dir=local_vector_dir(app.settings), areas=readable_areas(caller))
+        stats = await app.stats(readable_areas(caller))
         return _json(uri, {**stats, "audit": app.audit.snapshot()})
     match = _ENTRY.match(uri)
     if match is None:
