@@ -107,3 +107,9 @@ def test_the_mcp_adapter_does_not_import_operator_work() -> None:
     """What the MCP resources show of operator work (store statistics) is handed in by the
     composition root (`App.stats`)."""
     assert _importers_of("agent_memory.ops", "tools") == {}
+
+
+def test_the_console_does_not_import_the_transports() -> None:
+    """serve.py mounts the console on its HTTP app; the console's command starts the server
+    through server_start.py (shared with `agent-memory serve`), never serve.py itself."""
+    assert _importers_of("agent_memory.serve", "console") == {}

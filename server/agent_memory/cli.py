@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from agent_memory.config import ConfigError, Settings, flag_settings, load_settings, setting_help
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_USAGE = 0, 2  # a server that cannot start: server_start.EXIT_UNAVAILABLE (3)
 
 # The settings each operator command reads; the server's other settings are listed under `serve`.
 STORE = ("data_dir", "sqlite_path", "sqlite_busy_timeout_ms")
@@ -257,16 +257,12 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     try:
         settings = _settings(options)
         if options.command == "serve":
-            from agent_memory.serve import PortUnavailable, StartFailed, serve
+            from agent_memory.server_start import run_server
 
-            try:
-                serve(settings)
-            except (PortUnavailable, StartFailed) as exc:
-                print(f"agent-memory: {exc}", file=sys.stderr)
-                return EXIT_UNAVAILABLE
-            if settings.transport != "http" and own_process:
+            code = run_server(settings)
+            if code == EXIT_OK and settings.transport != "http" and own_process:
                 _exit_now(EXIT_OK)
-            return EXIT_OK
+            return code
         if options.command == "token":
             from agent_memory import token_commands
 

@@ -11,17 +11,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 import threading
 import webbrowser
 from pathlib import Path
 
-import anyio
-
 from agent_memory.config import Settings
 from agent_memory.console.session import CODES, SignInCodes
 
-EXIT_OK, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 2, 3
 LOOPBACK = "127.0.0.1"
 REDIRECT = """<!doctype html>
 <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
@@ -70,31 +66,24 @@ def redirect_file(settings: Settings, url: str) -> Path:
 
 
 def run_console(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.serve import PortUnavailable, StartFailed, bind_http, check_store, serve
+    from agent_memory.server_start import run_server
 
     settings = dataclasses.replace(settings, transport="http", http_host=LOOPBACK)
+    opened: list[Path] = []
+
+    def sign_in() -> None:  # once the port and the store are known to work
+        url = announce(settings, CODES)
+        if options.open:
+            opened.append(redirect_file(settings, url))
+            threading.Timer(1.0, webbrowser.open, args=(opened[0].as_uri(),)).start()
+            remove = threading.Timer(settings.console_code_seconds + 5, opened[0].unlink, kwargs={"missing_ok": True})
+            remove.daemon = True
+            remove.start()
+        threading.Thread(target=_new_codes_on_enter, args=(settings, CODES), daemon=True,
+                         name="console-sign-in-codes").start()
+
     try:
-        bind_http(LOOPBACK, settings.http_port).close()  # say so now, before printing a URL that cannot work
-    except PortUnavailable as exc:
-        print(f"agent-memory: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    anyio.run(check_store, settings)  # a store that cannot be opened: one line and exit 2, before the URL
-    url = announce(settings, CODES)
-    opened: Path | None = None
-    if options.open:
-        opened = redirect_file(settings, url)
-        threading.Timer(1.0, webbrowser.open, args=(opened.as_uri(),)).start()
-        remove = threading.Timer(settings.console_code_seconds + 5, opened.unlink, kwargs={"missing_ok": True})
-        remove.daemon = True
-        remove.start()
-    threading.Thread(target=_new_codes_on_enter, args=(settings, CODES), daemon=True,
-                     name="console-sign-in-codes").start()
-    try:
-        serve(settings)
-    except (PortUnavailable, StartFailed) as exc:
-        print(f"agent-memory: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
+        return run_server(settings, announce=sign_in)
     finally:
-        if opened is not None:
-            opened.unlink(missing_ok=True)
-    return EXIT_OK
+        for path in opened:
+            path.unlink(missing_ok=True)
