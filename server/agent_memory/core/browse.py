@@ -11,8 +11,7 @@ from datetime import datetime
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call
-from agent_memory.core.crud import Page
-from agent_memory.core.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.cursor import CursorCodec, Page, Position, query_binding
 from agent_memory.core.models import ListFilters, Scope
 from agent_memory.core.ports import AuditSink, BrowseQuery, BrowseStore
 from agent_memory.core.rules import normalise_filters

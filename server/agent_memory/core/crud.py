@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
 from agent_memory.core import permissions
@@ -13,7 +13,7 @@ from agent_memory.core.changes import apply_change, redact_change
 from agent_memory.core.clock import format_ts
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.confidence import confidence_of
-from agent_memory.core.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.cursor import CursorCodec, Page, Position, query_binding
 from agent_memory.core.domains import domain_of
 from agent_memory.core.entry_access import visible_entry
 from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
@@ -34,19 +34,10 @@ from agent_memory.core.rules import (
 )
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.visibility import can_read, listing_area
+from agent_memory.core.writes import store_change, store_new
 
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at", "domain",
                               "read_agents"})
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    items: list[Entry]
-    next_cursor: str | None
-
-    @property
-    def has_more(self) -> bool:
-        return self.next_cursor is not None
 
 
 class CrudService:
@@ -110,13 +101,14 @@ class CrudService:
         entry, found = self._redactor.entry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
 
         def work(tx: WriteTransaction) -> Entry:
-            stored = tx.upsert_keyed(entry) if entry.key is not None else entry
+            if entry.key is None:
+                store_new(tx, entry, self._event(call, "create", scope, namespace, entry.id, "ok"))
+                return entry
+            stored = tx.upsert_keyed(entry)
             if stored is None:
                 raise Forbidden(f"key {entry.key!r} is held here by an entry you may not update (another owner's, "
                                 "or one whose read list leaves you out)", field="key")
             check_keyed(entry, stored)
-            if entry.key is None:
-                tx.insert(entry)
             tx.enqueue_vector(stored, "upsert")
             details = {"key_updated": True, "version": stored.version} if stored.id != entry.id else {}
             tx.audit(self._event(call, "create", scope, namespace, stored.id, "ok", **details))
@@ -176,9 +168,8 @@ class CrudService:
             if change.if_match is not None and change.if_match != current.etag:
                 copy = replace(patched, id=new_entry_id(), owner_agent_id=call.caller.agent_id, created_at=stamp,
                                version=1, etag=new_etag(), conflict=True, conflict_of=current.id, key=None)
-                tx.insert(copy)
-                tx.enqueue_vector(copy, "upsert")
-                tx.audit(self._event(call, "update", scope, namespace, current.id, "conflict", conflict_id=copy.id))
+                store_new(tx, copy, self._event(call, "update", scope, namespace, current.id, "conflict",
+                                                conflict_id=copy.id))
                 return Conflict(
                     f"if_match does not match the current etag of {current.id}; your change was kept "
                     f"as conflict entry {copy.id}",
@@ -186,12 +177,11 @@ class CrudService:
                     current_version=current.version,
                     conflict_id=copy.id,
                 )
-            if not tx.replace(patched, expected_etag=current.etag):
+            event = self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version,
+                                **list_change(current, patched))
+            if not store_change(tx, current, patched, event):
                 raise Conflict("entry changed concurrently; read it and retry",
                                current_etag=current.etag, current_version=current.version)
-            tx.enqueue_vector(patched, "upsert")
-            tx.audit(self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version,
-                                 **list_change(current, patched)))
             return patched
 
         try:
@@ -242,30 +232,14 @@ class CrudService:
         if item.target_scope is scope and target_ns == namespace:
             raise InvalidParams("target is the entry's own scope and namespace", field="target_namespace")
         now = format_ts(self._clock())
-        copy = replace(
-            source,
-            id=new_entry_id(),
-            scope=item.target_scope,
-            namespace=target_ns,
-            team=permissions.entry_team_for(call.caller, item.target_scope, target_ns),
-            owner_agent_id=call.caller.agent_id,
-            layer=item.layer or source.layer,
-            created_at=now,
-            updated_at=now,
-            version=1,
-            etag=new_etag(),
-            promoted_from=source.id,
-            key=None,
-        )
+        copy = replace(source, id=new_entry_id(), scope=item.target_scope, namespace=target_ns,
+                       team=permissions.entry_team_for(call.caller, item.target_scope, target_ns),
+                       owner_agent_id=call.caller.agent_id, layer=item.layer or source.layer, created_at=now,
+                       updated_at=now, version=1, etag=new_etag(), promoted_from=source.id, key=None)
         event = self._event(call, "promote", item.target_scope, target_ns, copy.id, "ok",
                             promoted_from=source.id, from_scope=scope.value, from_namespace=namespace)
 
-        def work(tx: WriteTransaction) -> None:
-            tx.insert(copy)
-            tx.enqueue_vector(copy, "upsert")
-            tx.audit(event)
-
-        await self._repo.transact(work)
+        await self._repo.transact(lambda tx: store_new(tx, copy, event))
         return copy
 
     async def list(

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 
 from agent_memory.core.errors import InvalidParams
+from agent_memory.core.models import Entry
 
 _SIG_BYTES = 16
 
@@ -20,6 +21,18 @@ class Position:
 
     created_at: str
     entry_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of entries, and the cursor of the next (None on the last)."""
+
+    items: list[Entry]
+    next_cursor: str | None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
 
 
 def _b64(data: bytes) -> str:

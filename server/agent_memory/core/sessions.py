@@ -30,6 +30,7 @@ from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, Session
 from agent_memory.core.rules import check_namespace, normalise_timestamp
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.summary import Rarity, chunk, summarise
+from agent_memory.core.writes import store_new
 
 MAX_TURNS_PER_CALL = 100
 SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
@@ -135,9 +136,7 @@ class SessionService:
 
         def work(tx: SessionTransaction) -> None:
             for entry, event in zip(entries, events, strict=True):
-                tx.insert(entry)
-                tx.enqueue_vector(entry, "upsert")
-                tx.audit(event)
+                store_new(tx, entry, event)
 
         await self._store.transact(work)
         call.redactions.redacted += redacted

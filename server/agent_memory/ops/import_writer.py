@@ -24,6 +24,7 @@ from agent_memory.core.models import AuditEvent, Entry
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.text import storable
+from agent_memory.core.writes import store_new
 from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 
 K = TypeVar("K")
@@ -70,6 +71,13 @@ def entry_refusal(exc: Exception) -> bool:
         return storage_reason(exc) is None
     sqlstate = getattr(exc, "sqlstate", None)  # PostgreSQL: class 22 data exception, 23 integrity
     return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")
+
+
+def import_event(at: str, request_id: str, entry: Entry, **details: object) -> AuditEvent:
+    """The audit row of one imported entry (never its content): written by the operator."""
+    return AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5", tool="import",
+                      action="import", scope=entry.scope.value, namespace=entry.namespace, entry_id=entry.id,
+                      outcome="ok", details=details)
 
 
 def _failed(exc: Exception) -> ImportFailed:
@@ -152,12 +160,7 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
             for where, entry in part:
                 if tx.get(entry.id) is not None:  # stored meanwhile by another import
                     continue
-                tx.insert(entry)
-                tx.enqueue_vector(entry, "upsert")
-                tx.audit(AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5",
-                                    tool="import", action="import", scope=entry.scope.value,
-                                    namespace=entry.namespace, entry_id=entry.id, outcome="ok",
-                                    details={"format": fmt, "where": storable(where)}))
+                store_new(tx, entry, import_event(at, request_id, entry, format=fmt, where=storable(where)))
                 written.append(entry)
             return written
 

@@ -28,7 +28,7 @@ from agent_memory.contracts.records import wire_record
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import AuditEvent, Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.read_lists import check_read_agents
 from agent_memory.core.rules import (
@@ -42,9 +42,10 @@ from agent_memory.core.rules import (
 from agent_memory.core.sessions import check_session_id
 from agent_memory.core.text import check_text
 from agent_memory.core.visibility import namespace_area
+from agent_memory.core.writes import store_new
 from agent_memory.importers.drafts import not_utf8
 from agent_memory.importers.entry_checks import check_entry, misplaced_reference
-from agent_memory.ops.import_writer import ImportFailed, Unwind, run_batch
+from agent_memory.ops.import_writer import ImportFailed, Unwind, import_event, run_batch
 
 BATCH = 500
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -183,12 +184,7 @@ async def import_entries(settings: Settings, repo: EntryRepository, store: Opera
                     problems.append((number, f"key {entry.key!r} is already held by entry {holder} in "
                                              f"{entry.scope.value} {entry.namespace}"))
                     continue
-                tx.insert(entry)
-                tx.enqueue_vector(entry, "upsert")
-                tx.audit(AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5",
-                                    tool="import", action="import", scope=entry.scope.value,
-                                    namespace=entry.namespace, entry_id=entry.id, outcome="ok",
-                                    details={"line": number}))
+                store_new(tx, entry, import_event(at, request_id, entry, line=number))
             failed = {number for number, _ in problems}
             done = [entry.id for number, entry in batch if number not in failed]
             if done:
