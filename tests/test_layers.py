@@ -113,3 +113,10 @@ def test_the_console_does_not_import_the_transports() -> None:
     """serve.py mounts the console on its HTTP app; the console's command starts the server
     through server_start.py (shared with `agent-memory serve`), never serve.py itself."""
     assert _importers_of("agent_memory.serve", "console") == {}
+
+
+def test_one_record_store_does_not_build_on_the_other() -> None:
+    """What both stores share lives beside them under storage/ (the audit buffer, the repository
+    frame), so storage/postgres/ imports nothing from storage/sqlite/ and the other way round."""
+    assert _importers_of("agent_memory.storage.sqlite", "storage/postgres") == {}
+    assert _importers_of("agent_memory.storage.postgres", "storage/sqlite") == {}

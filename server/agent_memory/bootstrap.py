@@ -33,7 +33,7 @@ from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.core.visibility import Area
 from agent_memory.jobs import BackgroundJobs
 from agent_memory.ops.inspection import store_stats
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.stores import RecordStore, Vectors, open_store
 
 log = structlog.get_logger("agent_memory.jobs")

@@ -26,7 +26,8 @@ from agent_memory.core.ports import (
     TokenRegistry,
 )
 from agent_memory.core.ports.lineage import LineageStore
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.audit_buffer import BufferedAuditLog
+from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.browse import SqliteBrowseStore
 from agent_memory.storage.sqlite.database import Database, SqliteUnavailable
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
@@ -125,7 +126,7 @@ class SqliteStore:
         self._settings = settings
 
     def audit_log(self) -> BufferedAuditLog:
-        return BufferedAuditLog(self.db)
+        return SqliteAuditLog(self.db)
 
     def entries(self, notify: Notify = None, on_insert: OnInsert = None) -> SqliteEntryRepository:
         return SqliteEntryRepository(self.db, on_vector_change=notify, on_insert=on_insert)

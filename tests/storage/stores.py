@@ -21,7 +21,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import BrowseStore, EntryRepository
 from agent_memory.core.rules import Limits
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.audit_buffer import BufferedAuditLog
 from tests.conftest import make_settings
 
 ALICE = Call(Caller("alice", SystemType.SYS1, "red"), "req_contract")

@@ -19,7 +19,8 @@ from agent_memory.core.errors import Conflict
 from agent_memory.core.models import Caller, Layer, Priority, Scope, SystemType
 from agent_memory.core.pruning import Actor, PruneService, Retention
 from agent_memory.core.rules import Limits
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.audit_buffer import BufferedAuditLog
+from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate
@@ -57,7 +58,7 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Ri
         database = Database(tmp_path / "p.db")
         await database.open()
         await migrate(database)
-        audit = BufferedAuditLog(database)
+        audit = SqliteAuditLog(database)
         yield Rig("sqlite", database, SqliteEntryRepository(database), SqlitePruneStore(database), audit)
         await database.close()
         return

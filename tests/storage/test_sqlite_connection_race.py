@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.core.models import AuditEvent
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 from agent_memory.storage.sqlite.migrations import migrate
@@ -35,7 +35,7 @@ async def test_audit_batches_writes_and_reads_on_one_database_never_misuse_the_c
     db = Database(tmp_path / "race.db")
     await db.open()
     await migrate(db)
-    audit = BufferedAuditLog(db, batch_seconds=0)
+    audit = SqliteAuditLog(db, batch_seconds=0)
     audit.start()
     repo = SqliteEntryRepository(db)
     failures: list[str] = []

@@ -1,5 +1,5 @@
 """The append-only audit table on PostgreSQL, and its buffered sink for events outside write
-transactions (the same batching, retry and loss accounting as on SQLite; only the write differs)."""
+transactions (the batching, retries and loss accounting are storage/audit_buffer.py's)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import psycopg
 import psycopg.errors
 
 from agent_memory.core.models import AuditEvent
+from agent_memory.storage.audit_buffer import MAX_PENDING, BufferedAuditLog, audit_params
 from agent_memory.storage.postgres.database import PostgresDatabase
-from agent_memory.storage.sqlite.audit import MAX_PENDING, BufferedAuditLog, audit_params
 
 INSERT_AUDIT = (
     "INSERT INTO audit (at, request_id, agent_id, team, system_type, tool, action, scope, namespace, "
@@ -27,8 +27,8 @@ class PostgresAuditLog(BufferedAuditLog):
                   ValueError, TypeError, OverflowError)
 
     def __init__(self, db: PostgresDatabase, *, batch_seconds: float = 0.05, max_pending: int = MAX_PENDING) -> None:
-        super().__init__(db, batch_seconds=batch_seconds, max_pending=max_pending)  # type: ignore[arg-type]
-        self._pg = db
+        super().__init__(batch_seconds=batch_seconds, max_pending=max_pending)
+        self._db = db
 
     async def _write(self, batch: list[AuditEvent]) -> None:
         rows = [audit_params(e) for e in batch]
@@ -37,4 +37,4 @@ class PostgresAuditLog(BufferedAuditLog):
             with conn.cursor() as cursor:
                 cursor.executemany(INSERT_AUDIT, rows)
 
-        await self._pg.transact(write)
+        await self._db.transact(write)
