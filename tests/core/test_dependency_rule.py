@@ -1,4 +1,4 @@
-"""core/ imports nothing from mcp, aiosqlite or chromadb (SPEC section 2)."""
+"""core/ imports nothing from mcp, aiosqlite, chromadb or psycopg (SPEC section 2)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import agent_memory.core
 
-FORBIDDEN = {"mcp", "mcp_types", "aiosqlite", "chromadb", "structlog", "pydantic", "anyio"}
+FORBIDDEN = {"mcp", "mcp_types", "aiosqlite", "chromadb", "psycopg", "psycopg_pool", "pgvector", "structlog",
+             "pydantic", "anyio"}
 
 
 def _imported_roots(path: Path) -> set[str]:
