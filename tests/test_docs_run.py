@@ -5,7 +5,8 @@ this Python, one after another in the order of their file, against one scratch s
 (`MEMORY_DATA_DIR`, `HOME` and the XDG directories in tmp_path; keyword search only, so no block
 loads the embedding model) with this venv's `agent-memory` first on `PATH`, in a scratch working
 directory that holds links to the clone's `.venv`, `configs/`, `examples/` and `schemas/`. `json` and
-`toml` blocks must parse; `text` blocks (output, layouts, diagrams) are not checked. A block that
+`toml` blocks must parse (a call of a tool in docs/tools.md must also be valid arguments of that
+tool); `text` blocks (output, layouts, diagrams) are not checked. A block that
 cannot run here (it serves until stopped, needs a host's CLI, a PostgreSQL superuser or the
 network) says so with `<!-- not-run: why -->` on the line before its fence, and is still parsed
 (`bash -n`, `compile`).
@@ -22,6 +23,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,3 +137,22 @@ def _anchors(path: Path) -> set[str]:
     """GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, spaces as `-`."""
     headings = re.findall(r"^#{1,6} (.+)$", FENCE.sub("", path.read_text()), re.MULTILINE)
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_the_tool_call_examples_are_valid_arguments_of_their_tool() -> None:
+    """A JSON example under a tool's heading in docs/tools.md is a call (checked against the tool's
+    published input schema in schemas/) or an answer (it carries `errors`)."""
+    tools_doc = ROOT / "docs" / "tools.md"
+    headings = [(m.start(), m["tool"]) for m in re.finditer(r"^## Tool: `(?P<tool>memory_\w+)`$",
+                                                            tools_doc.read_text(), re.MULTILINE)]
+    offsets = [0, *(m.end() for m in re.finditer("\n", tools_doc.read_text()))]
+    calls = 0
+    for block in blocks(tools_doc):
+        owner = [tool for start, tool in headings if start < offsets[block.line - 1]]
+        example = json.loads(block.body) if block.language == "json" else None
+        if not owner or not isinstance(example, dict) or "errors" in example:
+            continue
+        schema = json.loads((ROOT / "schemas" / f"{owner[-1]}.input.json").read_text())
+        jsonschema.validate(example, schema)
+        calls += 1
+    assert calls >= 4
