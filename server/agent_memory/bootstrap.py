@@ -9,12 +9,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from agent_memory.config import Settings
 from agent_memory.core.browse import BrowseService
+from agent_memory.core.budget import shares_of
 from agent_memory.core.clock import utc_now
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
@@ -26,14 +26,12 @@ from agent_memory.core.pruning import PruneService, Retention
 from agent_memory.core.ranking import RankWeights
 from agent_memory.core.ratelimit import RateLimiter
 from agent_memory.core.reflection import ReflectionService
-from agent_memory.core.retrieval import RetrievalService, RetrievalSettings
+from agent_memory.core.retrieval import RetrievalDefaults, RetrievalService, RetrievalSettings
 from agent_memory.core.rules import Limits
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionLimits, SessionService
-from agent_memory.core.visibility import Area
 from agent_memory.jobs import BackgroundJobs
-from agent_memory.ops.inspection import store_stats
-from agent_memory.storage.audit_buffer import BufferedAuditLog
+from agent_memory.storage.sqlite.audit import BufferedAuditLog
 from agent_memory.stores import RecordStore, Vectors, open_store
 
 log = structlog.get_logger("agent_memory.jobs")
@@ -60,12 +58,6 @@ class App:
     # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
     # it; idempotent, and a no-op otherwise.
     start_vectors: Callable[[], None] = lambda: None
-
-    async def stats(self, areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
-        """This store's statistics (`ops.inspection.store_stats`): with `areas`, only the entries
-        one caller may read, without sizes; handed to the MCP resources and the console, so neither
-        imports operator code."""
-        return await store_stats(self.operator, chroma_dir=local_vector_dir(self.settings), areas=areas)
 
 
 @dataclass(frozen=True)
@@ -110,6 +102,14 @@ def rank_weights(settings: Settings) -> RankWeights:
         confidence=settings.rank_weight_confidence, scope=settings.rank_weight_scope,
         recency_half_life_days=settings.recency_half_life_days,
     )
+
+
+def retrieval_defaults(settings: Settings) -> RetrievalDefaults:
+    """What a memory_retrieve request leaves out gets these."""
+    return RetrievalDefaults(
+        limit=settings.retrieval_limit, max_chars=settings.injection_max_chars,
+        per_entry_max_chars=settings.injection_per_entry_max_chars, min_score=settings.retrieval_min_score,
+        relative_floor=settings.retrieval_relative_floor, budget_shares=shares_of(settings.retrieval_budget_shares))
 
 
 def session_limits(settings: Settings) -> SessionLimits:
@@ -174,7 +174,8 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
             store.retrieval_store(), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),
                               unknown_name_penalty=settings.retrieval_unknown_name_penalty,
-                              inline_embed_max=settings.retrieval_inline_embed_max),
+                              inline_embed_max=settings.retrieval_inline_embed_max,
+                              defaults=retrieval_defaults(settings)),
             utc_now, lineage=store.lineage(),
         )
         jobs.start(reflection,

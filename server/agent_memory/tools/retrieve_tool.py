@@ -8,7 +8,7 @@ import structlog
 
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs, wire_item
-from agent_memory.core.budget import budget_shares, shares_of
+from agent_memory.core.budget import budget_shares
 from agent_memory.core.commands import Call
 from agent_memory.core.domains import domains_of
 from agent_memory.core.models import Layer, Scope
@@ -17,9 +17,7 @@ from agent_memory.core.retrieval import RetrievalRequest, RetrievalService
 
 async def run_memory_retrieve(service: RetrievalService, settings: Settings, call: Call,
                               args: MemoryRetrieveArgs) -> dict[str, Any]:
-    budget = args.max_chars or settings.injection_max_chars
-    if args.max_tokens is not None:
-        budget = min(budget, args.max_tokens * 4) if args.max_chars else args.max_tokens * 4
+    """`settings` is not read: what the request leaves out is the service's (`RetrievalDefaults`)."""
     request = RetrievalRequest(
         query=args.query,
         scopes=tuple(Scope(s) for s in args.scopes or ()),
@@ -27,18 +25,18 @@ async def run_memory_retrieve(service: RetrievalService, settings: Settings, cal
         layers=tuple(Layer(layer) for layer in args.layers or ()),
         tags=tuple(args.tags or ()),
         session_id=args.session_id,
-        limit=args.limit or settings.retrieval_limit,
+        limit=args.limit,
         mode=args.mode,
-        max_chars=budget,
-        per_entry_max_chars=args.per_entry_max_chars or settings.injection_per_entry_max_chars,
-        min_score=settings.retrieval_min_score if args.min_score is None else args.min_score,
-        relative_floor=settings.retrieval_relative_floor if args.relative_floor is None else args.relative_floor,
+        max_chars=args.max_chars,
+        max_tokens=args.max_tokens,
+        per_entry_max_chars=args.per_entry_max_chars,
+        min_score=args.min_score,
+        relative_floor=args.relative_floor,
         since=args.since,
         until=args.until,
         include_superseded=args.include_superseded,
         domains=domains_of(args.domains or ()),
-        budget_shares=(shares_of(settings.retrieval_budget_shares) if args.budget_shares is None
-                       else budget_shares(args.budget_shares)),
+        budget_shares=None if args.budget_shares is None else budget_shares(args.budget_shares),
     )
     result = await service.retrieve(call, request)
     structlog.contextvars.bind_contextvars(hits=len(result.items), injected_chars=result.used_chars,
