@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -30,8 +31,10 @@ from agent_memory.core.retrieval import RetrievalDefaults, RetrievalService, Ret
 from agent_memory.core.rules import Limits
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionLimits, SessionService
+from agent_memory.core.visibility import Area
 from agent_memory.jobs import BackgroundJobs
-from agent_memory.storage.sqlite.audit import BufferedAuditLog
+from agent_memory.ops.inspection import store_stats
+from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.stores import RecordStore, Vectors, open_store
 
 log = structlog.get_logger("agent_memory.jobs")
@@ -58,6 +61,12 @@ class App:
     # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
     # it; idempotent, and a no-op otherwise.
     start_vectors: Callable[[], None] = lambda: None
+
+    async def stats(self, areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
+        """This store's statistics (`ops.inspection.store_stats`): with `areas`, only the entries
+        one caller may read, without sizes; handed to the MCP resources and the console, so neither
+        imports operator code."""
+        return await store_stats(self.operator, chroma_dir=local_vector_dir(self.settings), areas=areas)
 
 
 @dataclass(frozen=True)
