@@ -129,9 +129,12 @@ class CandidateSearch:
             self._fresh(vector, pending))
         similarity.update(extra)
         similarity.update(recent)  # newer than what the index holds for them
+        # Found by meaning: the `depth` nearest of the indexed and the in-line embedded together,
+        # as the index will answer once it holds them all (the others would skew the ranking).
+        nearest_ids = _nearest_ids(nearest, recent, plan.depth)
         known = {entry.id for entry, _ in found} | set(candidates)
-        late = [(entry, seq) for entry, seq in waiting if entry.id in recent and entry.id not in known]
-        found = [*found, *late]
+        late = [(entry, seq) for entry, seq in waiting if entry.id in nearest_ids and entry.id not in known]
+        found = [(entry, seq) for entry, seq in found if entry.id in nearest_ids] + late
         if out.keyword_only:
             out.degraded.append(f"{out.keyword_only} memories written moments ago are not yet searchable by "
                                 "meaning (searched by keyword only)")
@@ -171,6 +174,14 @@ class CandidateSearch:
 def _add_keyword(out: Gathered, hits: KeywordHits) -> None:
     for entry, seq, score, coverage in hits:
         out.candidates[entry.id] = Candidate(entry=entry, seq=seq, keyword=score, coverage=coverage)
+
+
+def _nearest_ids(nearest: list[tuple[str, float]], recent: dict[str, float], depth: int) -> set[str]:
+    """The `depth` best by cosine of the index's nearest and the entries embedded in-line."""
+    merged = {**dict(nearest), **recent}
+    if len(merged) <= depth:
+        return set(merged)
+    return set(sorted(merged, key=lambda i: merged[i], reverse=True)[:depth])
 
 
 def _ms(since: float) -> float:
