@@ -145,7 +145,7 @@ def main() -> None:
                                                   "../shared/data/locomo/dev)")
     parser.add_argument("--mode", choices=["hybrid", "semantic", "keyword"], default="hybrid")
     parser.add_argument("--conv", action="append", help="only these conversations")
-    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite",
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="sqlite",
                         help="postgres: a fresh database per conversation on $MEMORY_BENCH_POSTGRES_URL's server, "
                              "else on the PostgreSQL bundled in the test extra (tests/bench/pg_bench.py); "
                              "both: each conversation on SQLite, then on PostgreSQL")
