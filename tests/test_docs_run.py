@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -25,6 +26,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
+from agent_memory.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -156,3 +159,39 @@ def test_the_tool_call_examples_are_valid_arguments_of_their_tool() -> None:
         jsonschema.validate(example, schema)
         calls += 1
     assert calls >= 4
+
+
+def _agent_memory_commands(script: str) -> list[list[str]]:
+    """The `agent-memory ...` command lines of a shell script, as argument lists (none using a variable)."""
+    commands = []
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words: list[str] = []
+        for word in [*lexer, ";"]:
+            if word.strip("&|;()") and not word.startswith("#"):
+                words.append(word)
+                continue
+            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                words = words[1:]  # VAR=value before the command
+            redirect = [i for i, w in enumerate(words) if re.fullmatch(r"\d?[<>]{1,2}(&\d)?", w)]
+            words = words[:redirect[0]] if redirect else words
+            if words and words[0].endswith("agent-memory") and not any("$" in w for w in words):
+                commands.append(words[1:])
+            words = []
+    return commands
+
+
+def test_the_commands_of_blocks_that_do_not_run_exist_with_those_flags() -> None:
+    parser = _parser()
+    checked = 0
+    for path in DOCS:
+        for block in blocks(path):
+            if block.language == "bash" and block.not_run is not None:
+                for arguments in _agent_memory_commands(block.body):
+                    try:
+                        parser.parse_args(arguments)
+                    except SystemExit as exc:
+                        pytest.fail(f"{block}: agent-memory {shlex.join(arguments)} does not parse ({exc})")
+                    checked += 1
+    assert checked >= 10
