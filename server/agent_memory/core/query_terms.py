@@ -1,4 +1,5 @@
-"""Turning free user text into a safe FTS5 query and the names it mentions."""
+"""Turning free user text into keyword terms and the names it mentions (a store turns the terms
+into its own query syntax: storage/sqlite/fts.py for FTS5)."""
 
 from __future__ import annotations
 
@@ -31,12 +32,6 @@ def keyword_terms(text: str) -> list[str]:
         if len(lowered) > 1 and lowered not in STOPWORDS:
             seen.setdefault(lowered, None)
     return list(seen)[:MAX_TERMS]
-
-
-def fts_query(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression: each term quoted (so no user text is ever FTS syntax), OR-ed."""
-    quoted = ['"' + term.replace('"', '""') + '"' for term in terms if term]
-    return " OR ".join(quoted) if quoted else None
 
 
 def mentioned_names(text: str) -> set[str]:

@@ -9,10 +9,10 @@ from typing import Any
 
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
-from agent_memory.core.query_terms import fts_query
 from agent_memory.core.visibility import Area
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, entry_count, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.fts import fts_query
 from agent_memory.storage.sqlite.matches import BestMatches
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
 from agent_memory.storage.sqlite.visibility import area_clause
