@@ -38,6 +38,9 @@ from agent_memory.core.writes import store_change, store_new
 
 UPDATABLE_FIELDS = frozenset({"content", "tags", "priority", "confidence", "layer", "expires_at", "domain",
                               "read_agents"})
+# A list's cursor binding takes the filters as a flat dict: the same values `dataclasses.asdict`
+# gives (no field holds a dataclass), at a tenth of its cost (it deep-copies every value).
+_FILTER_FIELDS = tuple(f.name for f in dataclasses.fields(ListFilters))
 
 
 class CrudService:
@@ -255,7 +258,7 @@ class CrudService:
         await self._require(call, Access.READ, scope, namespace)
         filters = normalise_filters(filters)
         binding = query_binding(call.caller.agent_id, call.caller.team, scope.value, namespace,
-                                dataclasses.asdict(filters), subtree)
+                                {name: getattr(filters, name) for name in _FILTER_FIELDS}, subtree)
         after = self._cursors.decode(cursor, binding) if cursor else None
         query = ListQuery(area=listing_area(call.caller, scope, namespace, subtree=subtree), filters=filters,
                           now=format_ts(self._clock()))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from agent_memory.core.models import Entry
@@ -38,8 +39,15 @@ def update_params(entry: Entry, expected_etag: str) -> tuple[object, ...]:
     return update_values(entry, expected_etag, json.dumps)
 
 
+@lru_cache(maxsize=4096)
+def _strings(text: str) -> tuple[str, ...]:
+    """A JSON array of strings (tags, a read list) as a tuple: the same few sets recur on most
+    rows, so each is decoded once (the tuple is immutable, safe to share)."""
+    return tuple(json.loads(text))
+
+
 def row_to_entry(row: tuple[Any, ...]) -> Entry:
     """Map a row selected with `SELECT_ENTRY` (columns in `ENTRY_COLUMNS` order)."""
     tags, readers = row[_TAGS], row[_READERS]
-    return entry_from(row, tuple(json.loads(tags)) if tags != "[]" else (), bool(row[_CONFLICT]),
-                      bool(row[_COMPACTED]), tuple(json.loads(readers)) if readers is not None else ())
+    return entry_from(row, _strings(tags) if tags != "[]" else (), bool(row[_CONFLICT]),
+                      bool(row[_COMPACTED]), _strings(readers) if readers is not None else ())
