@@ -199,7 +199,8 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
         retrieves = {}
         for name, log_path in logs.items():
             lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
-            retrieves[name] = [e for e in lines if e.get("event") == "memory_retrieve_invocation"
+            retrieves[name] = [e for e in lines if e.get("tool") == "memory_retrieve"  # older servers:
+                               and e.get("event") in ("tool_invocation", "memory_retrieve_invocation")  # that event
                                ][-len(asked) * len(MODES):]
     for label, values in round_trips.items():
         print(f"  {label:<40} round trip {spread(values)}")

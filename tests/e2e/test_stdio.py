@@ -95,7 +95,7 @@ def test_stdout_carries_nothing_but_protocol_messages(tmp_path: Path) -> None:
     assert by_id[4]["result"]["isError"] is True
     assert by_id[5]["result"]["structuredContent"]["items"][0]["content"] == "PRIVATE-TEXT"
     log_lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
-    invocations = [e for e in log_lines if e["event"] == "memory_crud_invocation"]
+    invocations = [e for e in log_lines if e["event"] == "tool_invocation" and e["tool"] == "memory_crud"]
     assert sorted(e["outcome"] for e in invocations) == ["INVALID_PARAMS", "ok", "ok"]
     assert all(e["agent_id"] == "stdio-agent" for e in invocations)
     assert "PRIVATE-TEXT" not in stderr

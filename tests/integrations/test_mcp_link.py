@@ -81,7 +81,7 @@ def test_a_link_left_open_does_not_hold_the_process_at_exit(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "a"
     # The server's info lines (start, every call) stay out of the host program's stderr.
-    assert '"level": "info"' not in done.stderr and "memory_crud_invocation" not in done.stderr, done.stderr
+    assert '"level": "info"' not in done.stderr and "tool_invocation" not in done.stderr, done.stderr
 
 
 def _children() -> set[int]:

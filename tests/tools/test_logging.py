@@ -15,7 +15,7 @@ async def test_each_call_logs_one_canonical_line_without_content(agent: Agent) -
         entry = await agent.create("TOP-SECRET-CONTENT")
         await agent.crud(action="read", items=[{"id": entry["id"]}])
         await agent.as_(identity("bob", "sys1", "blue")).crud(action="list", namespace="alice")
-    lines = [e for e in logs if e["event"] == "memory_crud_invocation"]
+    lines = [e for e in logs if e["event"] == "tool_invocation" and e["tool"] == "memory_crud"]
     assert [(e["action"], e["outcome"]) for e in lines] == [("create", "ok"), ("read", "ok"), ("list", "FORBIDDEN")]
     for line in lines:
         assert {"agent_id", "team", "system_type", "tool", "action", "scope", "outcome", "duration_ms",

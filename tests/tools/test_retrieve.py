@@ -230,7 +230,7 @@ async def test_canonical_line_carries_retrieval_metrics(agent: Agent) -> None:
     with capture_logs(processors=[merge_contextvars]) as logs:
         await retrieve(agent, query="moths light", mode="keyword")
         await retrieve(agent, query="submarine volcano", mode="keyword")
-    lines = [e for e in logs if e["event"] == "memory_retrieve_invocation"]
+    lines = [e for e in logs if e["event"] == "tool_invocation" and e["tool"] == "memory_retrieve"]
     assert [(e["hits"], e["retrievals"], e["hit_rate"]) for e in lines] == [(1, 1, 1.0), (0, 2, 0.5)]
     assert lines[0]["injected_chars"] > 0 and {"keyword", "rank", "total"} <= set(lines[0]["stages_ms"])
     assert "Moths" not in repr(lines)

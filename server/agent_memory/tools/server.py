@@ -166,7 +166,7 @@ class Dispatcher:
             duration_ms = round((time.perf_counter() - started) * 1000, 3)
             if app is not None:
                 app.metrics.observe(name if spec else "unknown", outcome, duration_ms)
-            log.info(f"{name}_invocation", outcome=outcome, duration_ms=duration_ms, **fields)
+            log.info("tool_invocation", outcome=outcome, duration_ms=duration_ms, **fields)  # fields["tool"]: which
 
     async def list_prompts(self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
                            ) -> ListPromptsResult:
