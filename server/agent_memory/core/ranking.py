@@ -114,36 +114,43 @@ def rank(candidates: list[Candidate], *, names: set[str], weights: RankWeights, 
     w_sem = weights.semantic if use_semantic else 0.0
     total = (w_kw + w_sem) or 1.0
     patterns = [(name, re.compile(rf"\b{re.escape(name)}\b")) for name in sorted(names)]
+    boost = weights.name_boost
     relevance: list[float] = []
     for c in candidates:
         entry = c.entry
         kw, sem = keyword.get(entry.id, 0.0), semantic.get(entry.id, 0.0)
-        best = match(c, use_keyword=use_keyword, use_semantic=use_semantic)
+        # `match`, inline: the larger of the signals in use
+        best = max(c.semantic if use_semantic else 0.0, c.coverage if use_keyword else 0.0, 0.0)
         c.raw = (kw, sem, best)
         c.matched = round(best, DECIMALS)
-        relevance.append((w_kw * kw + w_sem * sem) / total + weights.name_boost * _mentions(entry.content, patterns))
+        mentions = _mentions(entry.content, patterns) if patterns else 0.0
+        relevance.append((w_kw * kw + w_sem * sem) / total + boost * mentions)
+    # Each candidate's place by (partition, sequence number): its neighbours are looked up there.
     position = {(c.entry.owner_agent_id, c.entry.scope, c.entry.namespace, c.seq): i for i, c in enumerate(candidates)}
+    reach = [(NEIGHBOR_DECAY ** (distance - 1), distance) for distance in range(1, NEIGHBOR_REACH + 1)]
     half_life = max(weights.recency_half_life_days, 1e-6) * 86400
     ln2 = math.log(2)
+    w_recency, w_priority, w_confidence, w_scope = weights.recency, weights.priority, weights.confidence, weights.scope
+    w_neighbor = weights.neighbor
     for i, c in enumerate(candidates):
         e = c.entry
         # The best relevance among the entries written around it in the same partition (the
         # turns of a conversation around the one that answers), fading with distance.
         neighbour = 0.0
-        for distance in range(1, NEIGHBOR_REACH + 1):
-            fade = NEIGHBOR_DECAY ** (distance - 1)
+        partition = (e.owner_agent_id, e.scope, e.namespace)
+        for fade, distance in reach:
             for seq in (c.seq - distance, c.seq + distance):
-                j = position.get((e.owner_agent_id, e.scope, e.namespace, seq))
+                j = position.get((*partition, seq))
                 if j is not None:
                     neighbour = max(neighbour, relevance[j] * fade)
         own = relevance[i]
         # Capped at the entry's own relevance: neighbours can at most double what it matches itself,
         # never lift an entry that matches nothing (a fact beside the answer, about something else).
-        smoothed = own + min(weights.neighbor * neighbour, own)
-        recency = weights.recency * math.exp(-max(0.0, now_epoch - _epoch(e.updated_at)) * ln2 / half_life)
-        priority = weights.priority * PRIORITY_VALUE[e.priority]
-        confidence = weights.confidence * e.confidence
-        scope = weights.scope * SCOPE_VALUE[e.scope]
+        smoothed = own + min(w_neighbor * neighbour, own)
+        recency = w_recency * math.exp(-max(0.0, now_epoch - _epoch(e.updated_at)) * ln2 / half_life)
+        priority = w_priority * PRIORITY_VALUE[e.priority]
+        confidence = w_confidence * e.confidence
+        scope = w_scope * SCOPE_VALUE[e.scope]
         c.raw = (*c.raw, own, smoothed - own, recency, priority, confidence, scope)
         c.score = round(smoothed + (recency + priority + confidence + scope), 6)
     return sorted(candidates, key=lambda c: (c.score, c.entry.created_at, c.entry.id), reverse=True)
