@@ -1,11 +1,22 @@
 """How each setting's value is read: the parsers the `Settings` fields name (each raises
-ValueError with what it accepts), and the field maker with a setting's help and flags."""
+ValueError with what it accepts), the field maker with a setting's help and flags, and the error
+and variable name a bad value is reported with."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import field
 from typing import Any
+
+ENV_PREFIX = "MEMORY_"
+
+
+class ConfigError(ValueError):
+    """An invalid setting; the message names it."""
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
 
 
 def choice(*allowed: str) -> Callable[[object], str]:
