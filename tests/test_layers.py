@@ -2,7 +2,9 @@
 import only core and storage; the MCP layer, the console, operator work and importers reach
 storage only through the composition root (bootstrap.py, and stores.py, which builds either record
 store's adapters); and no SQL is written outside storage/,
-so a new store means new adapters, not edits all over the package."""
+so a new store means new adapters, not edits all over the package. Beside them: the wire contracts
+(contracts/) speak no protocol; ops/ and tools/ (the MCP adapter) import nothing from each other;
+the console starts the server without importing serve.py; neither record store builds on the other."""
 
 from __future__ import annotations
 
