@@ -17,6 +17,8 @@ on this machine:
   (limit 10) in keyword mode and in hybrid mode (`--modes`; semantic mode is asked other questions
   of the same set, so that it never finds the query's vector in the server's cache of recent query
   vectors, filled by hybrid mode).
+- the floor: `bench_noop` (bench_server.py's tool that does nothing) through our first server,
+  in the same rotation: what the transport, dispatcher and client cost without any retrieval.
 - with `--compare DIR`: the same again from another checkout's `server/` (e.g. a `git worktree` of
   an older commit), labelled `ours@DIR`, to compare two versions in one run.
 
@@ -185,12 +187,15 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
                 ours, logs[name] = await start_ours(stack, size, items, store_env, name, source)
                 for mode in MODES:
                     calls[f"{name} memory_retrieve {mode}"] = (ours, "memory_retrieve", {"mode": mode, "limit": 10})
+                # The floor: a tool that does nothing, through the same server, transport and client.
+                calls.setdefault("floor bench_noop", (ours, "bench_noop", {}))
         round_trips: dict[str, list[float]] = {label: [] for label in calls}
         for n, (question, aside) in enumerate(zip(asked[:10] + asked, other[:10] + other)):  # the first 10: warm-up
             for label, (client, tool, extra) in calls.items():
                 t0 = time.perf_counter()
-                answer = await client.call_tool(tool, {"query": aside if extra.get("mode") == "semantic" else question,
-                                                       **extra})
+                asked_now = aside if extra.get("mode") == "semantic" else question
+                asking = {} if tool == "bench_noop" else {"query": asked_now}
+                answer = await client.call_tool(tool, {**asking, **extra})
                 elapsed = (time.perf_counter() - t0) * 1000
                 assert not answer.is_error, answer.content
                 assert tool != "memory_retrieve" or answer.structured_content["degraded"] is None
