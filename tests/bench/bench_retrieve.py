@@ -55,6 +55,8 @@ from tests.bench.locomo_data import DEFAULT, locomo_dir  # noqa: E402
 from tests.npm_cache import node_script  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import indexing_report  # noqa: E402
+from indexing_report import load  # noqa: E402
 from pg_bench import bench_postgres  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -66,6 +68,9 @@ MODES = ["keyword", "hybrid"]
 
 
 SERVER_ENV: dict[str, str] = {}
+QUESTIONS: list[str] = []  # asked while the index catches up (run() sets them)
+EMBED_SAMPLE = [1024]  # texts the embedder alone is timed on (--embed-sample)
+INDEX_BATCH = 256  # the indexer's batch once a backlog builds (read in main())
 
 
 def corpus() -> tuple[list[str], list[str]]:
@@ -141,12 +146,25 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
     log = stack.enter_context(log_path.open("w"))
     client = await stack.enter_async_context(
         Client(stdio_client(params, errlog=log), mode="legacy", read_timeout_seconds=600))
+    during: list[float] = []  # hybrid retrieve round trips while the index catches up
+
+    async def retrieve_now(n: int) -> None:
+        t0 = time.perf_counter()
+        answer = await client.call_tool("memory_retrieve", {"query": QUESTIONS[n % len(QUESTIONS)],
+                                                            "mode": "hybrid", "limit": 10})
+        during.append((time.perf_counter() - t0) * 1000)
+        assert not answer.is_error, answer.content
+
     started = time.perf_counter()
-    for start in range(0, size, 10):
+    for n, start in enumerate(range(0, size, 10)):
         result = await client.call_tool("memory_crud", {
             "action": "create", "items": [{"content": t} for t in items[start:start + 10]]})
         assert not result.is_error, result.structured_content
+        if QUESTIONS and n % 50 == 49:
+            await retrieve_now(n)
     written = time.perf_counter() - started
+    print(f"  {label}: written in {written:.1f} s ({size / written:.0f}/s)  [{load()}]", flush=True)
+    n = 0
     with anyio.fail_after(3600):
         while True:
             probe = await client.call_tool("memory_retrieve", {
@@ -154,10 +172,14 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
             data = probe.structured_content
             if data["degraded"] is None and any(i["content"] == items[-1] for i in data["items"]):
                 break
+            if QUESTIONS:
+                await retrieve_now(n := n + 1)
             await anyio.sleep(0.5)
     indexed = time.perf_counter() - started
-    print(f"  {label}: written in {written:.1f} s ({size / written:.0f}/s), searchable by meaning after "
-          f"{indexed:.1f} s ({indexed - written:.1f} s after the last write); indexed {size / indexed:.0f} entries/s")
+    print(f"  {label}: searchable by meaning after {indexed:.1f} s ({indexed - written:.1f} s after the last "
+          f"write); indexed {size / indexed:.0f} entries/s  [{load()}]", flush=True)
+    indexing_report.report(label, size, indexed, log_path, items, EMBED_SAMPLE[0] if source is None else 0,
+                           INDEX_BATCH, during)
     return client, log_path
 
 
@@ -169,6 +191,7 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
     asked = rng.sample(questions, min(n_queries, len(questions)))
     others = [q for q in questions if q not in set(asked)]
     other = random.Random(size + 1).sample(others, min(len(asked), len(others)))  # semantic mode's questions
+    QUESTIONS[:] = other
     print(f"{size:,} entries, {len(asked)} questions")
     # Each question goes to every server and mode in turn, so drift on a shared machine hits all alike.
     calls: dict[str, tuple[Client, str, dict]] = {}
@@ -230,6 +253,8 @@ def main() -> None:
                         help="memory_retrieve modes to time (semantic mode is asked other questions)")
     parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
                         help="also run our server from this checkout's server/ (e.g. a git worktree of HEAD)")
+    parser.add_argument("--embed-sample", type=int, default=EMBED_SAMPLE[0],
+                        help="texts the embedder alone is timed on after each load (0: skip)")
     parser.add_argument("--server-env", action="append", default=[], metavar="MEMORY_X=VALUE",
                         help="a setting for our server, e.g. MEMORY_EMBEDDING_INT8_COMPUTE=false")
     parser.add_argument("--data", type=Path, help="the LoCoMo dev folder (default: $AGENT_MEMORY_LOCOMO, else "
@@ -239,6 +264,10 @@ def main() -> None:
     DATA = locomo_dir(args.data)
     SERVER_ENV.update(item.split("=", 1) for item in args.server_env)
     MODES[:] = args.modes
+    EMBED_SAMPLE[0] = args.embed_sample
+    global INDEX_BATCH
+    from agent_memory.storage.vectors import pipeline
+    INDEX_BATCH = pipeline.BULK_BATCH
     reference, why = (None, "--reference-max 0")
     if any(size <= args.reference_max for size in args.sizes):
         reference, why = reference_command()

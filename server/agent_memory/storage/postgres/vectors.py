@@ -31,9 +31,11 @@ from agent_memory.storage.vectors import health
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.fresh import Reusing
 from agent_memory.storage.vectors.health import TaskHealth
+from agent_memory.storage.vectors.indexing_clock import IndexingClock
 from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
 
 BATCH = 64
+BULK_BATCH = 256  # while a backlog lasts (as on SQLite, `storage/vectors/pipeline.py`)
 POLL_SECONDS = 1.0  # other servers' writes are noticed within this
 QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 FIRST_BACKOFF_SECONDS = 0.5
@@ -81,6 +83,8 @@ class PgVectorRuntime(PgVectorQueries):
         self._health = TaskHealth(None)  # failures are logged; PostgreSQL keeps no status files
         self.applied = 0  # outbox rows this process consumed
         self.embedded = 0  # texts this process embedded for the index
+        self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
+        self._light = True  # the last batch was not full: the next is `batch` rows, not `BULK_BATCH`
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -114,6 +118,7 @@ class PgVectorRuntime(PgVectorQueries):
     def notify(self) -> None:
         """A write queued vector changes: apply them soon."""
         self._last_write = time.monotonic()
+        self._clock.notified()
         self._wake.set()
 
     @property
@@ -181,6 +186,7 @@ class PgVectorRuntime(PgVectorQueries):
                 self._step = "apply"
                 while (await self._apply_batch()).consumed > 0:
                     pass  # (a batch left wholly queued is tried again at the next wake-up, not at once)
+                self._clock.caught_up(store="postgres")
                 self._health.settled("ready", owner=False)
                 backoff = FIRST_BACKOFF_SECONDS
             except Exception as exc:  # a derived index must never take the server down
@@ -192,6 +198,7 @@ class PgVectorRuntime(PgVectorQueries):
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
                 continue
+            self._clock.waiting()
             with suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._poll)
             self._wake.clear()
@@ -216,10 +223,16 @@ class PgVectorRuntime(PgVectorQueries):
     async def _apply_batch(self) -> vectors_outbox.BatchResult:
         if not await self._ensure_loaded():
             raise EmbedderUnavailable(self._problem or "the embedding model is not loaded")
-        size, model = self._batch, self._model
+        # A backlog is applied in bigger batches (`pipeline`: less padding, fewer transactions).
+        size, model, clock = self._batch if self._light else max(self._batch, BULK_BATCH), self._model, self._clock
+        inside, started = clock.inside(), time.perf_counter()
         done = await self._db.transact(
-            lambda conn: vectors_outbox.apply_batch(conn, size, self._embed_for_index, model))
+            lambda conn: vectors_outbox.apply_batch(conn, size, self._embed_for_index, model, clock))
+        clock.add("transaction", time.perf_counter() - started - (clock.inside() - inside))
         self.applied += done.consumed
+        self._light = done.consumed + done.deferred < size
+        if done.consumed or done.deferred:
+            clock.batch_done(done.consumed, done.embedded)
         return done
 
     async def backlog(self) -> int:

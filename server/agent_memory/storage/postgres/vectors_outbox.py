@@ -21,6 +21,7 @@ transaction back and the rows are claimed again by whichever server comes next.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +29,20 @@ from typing import Any
 import psycopg
 
 from agent_memory.storage.postgres import vectors_model
+from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 IDLE_LIMIT_MS = 60_000
 CLAIM = "SELECT seq, entry_id FROM vector_outbox ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED"
 CLAIM_SAME_ENTRIES = ("SELECT seq, entry_id FROM vector_outbox WHERE entry_id = ANY(%s) AND NOT (seq = ANY(%s)) "
                       "FOR UPDATE SKIP LOCKED")
+
+# One statement (one round trip) for the whole batch, rows in entry id order.
+UPSERT = ("INSERT INTO entry_vectors (entry_id, scope, namespace, embedding) "
+          "SELECT e.id, e.scope, e.namespace, v.embedding::vector "
+          "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS v(entry_id, embedding, n) "
+          "JOIN entries e ON e.id = v.entry_id ORDER BY v.n "
+          "ON CONFLICT (entry_id) DO UPDATE SET embedding = excluded.embedding, scope = excluded.scope, "
+          "namespace = excluded.namespace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +63,18 @@ def vector_text(row: Any) -> str:
 
 
 def apply_batch(conn: psycopg.Connection, size: int, embed: Callable[[list[str]], Any],
-                model: str | None = None) -> BatchResult:
+                model: str | None = None, clock: IndexingClock | None = None) -> BatchResult:
     """Apply up to `size` outbox rows (plus rows for the same entries) inside the caller's
     transaction on `conn` (see the module docstring). `embed(texts)` returns one unit vector per
     text, by `model` (checked against the store's, `vectors_model`, when given). Raises whatever
     the database or `embed` raises, or ModelMismatch (the caller rolls back: nothing changed)."""
-    claimed = conn.execute(CLAIM, (size,)).fetchall()
+    clock = clock or IndexingClock()
+    with clock.step("read"):
+        claimed = conn.execute(CLAIM, (size,)).fetchall()
     if not claimed:
         return EMPTY
+    clock.batch_started()
+    started = time.perf_counter()
     # A server that vanishes without closing its connection (a host lost, a network cut) would
     # otherwise keep the rows locked until TCP gives up, hours later: PostgreSQL ends the session
     # once it has waited this long for the next statement (embedding a batch takes seconds).
@@ -76,7 +90,9 @@ def apply_batch(conn: psycopg.Connection, size: int, embed: Callable[[list[str]]
     live = {row[0]: row[1] for row in conn.execute(
         "SELECT id, content FROM entries WHERE id = ANY(%s) AND NOT compacted", (ids,)).fetchall()}
     order = sorted(live)
+    started = clock.lap("read", started)
     vectors = embed([live[i] for i in order]) if order else []
+    started = clock.lap("embed", started)
     now = {row[0]: (row[1], row[2]) for row in conn.execute(
         "SELECT id, content, compacted FROM entries WHERE id = ANY(%s) ORDER BY id FOR SHARE SKIP LOCKED",
         (ids,)).fetchall()}
@@ -95,18 +111,15 @@ def apply_batch(conn: psycopg.Connection, size: int, embed: Callable[[list[str]]
         if entry_id not in live:  # deleted or compacted before this batch read it: never live again
             removed.append(entry_id)
     if upserts:  # in entry id order, as every applier: two batches never wait on each other crosswise
-        conn.cursor().executemany(
-            "INSERT INTO entry_vectors (entry_id, scope, namespace, embedding) "
-            "SELECT id, scope, namespace, %s::vector FROM entries WHERE id = %s "
-            "ON CONFLICT (entry_id) DO UPDATE SET embedding = excluded.embedding, scope = excluded.scope, "
-            "namespace = excluded.namespace",
-            [(text, entry_id) for entry_id, text in upserts])
+        conn.execute(UPSERT, ([entry_id for entry_id, _ in upserts], [text for _, text in upserts]))
     if removed:
         conn.execute("DELETE FROM entry_vectors WHERE entry_id = ANY(%s)", (sorted(removed),))
+    clock.lap("index", started)
     keep = set(deferred)
     consumed = [seq for entry_id in ids if entry_id not in keep for seq in seqs[entry_id]]
     if consumed:
-        conn.execute("DELETE FROM vector_outbox WHERE seq = ANY(%s)", (consumed,))
+        with clock.step("forget"):
+            conn.execute("DELETE FROM vector_outbox WHERE seq = ANY(%s)", (consumed,))
     return BatchResult(len(consumed), len(order), len(upserts), len(removed), len(deferred))
 
 

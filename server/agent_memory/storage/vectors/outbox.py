@@ -9,6 +9,7 @@ from typing import Any
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
 from agent_memory.storage.vectors.embedder import OnnxEmbedder
+from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +70,13 @@ async def expected_counts(db: Database) -> tuple[dict[str, int], dict[str, int]]
             {collection_name(s, n): int(count) for s, n, count in queued})
 
 
-async def next_batch(db: Database, size: int) -> Batch | None:
+async def next_batch(db: Database, size: int, after: int | None = None) -> Batch | None:
+    """The oldest `size` queued rows (after sequence number `after`, when given) and their live
+    entries."""
     async with db.reading() as conn:
         rows = list(await conn.execute_fetchall(
-            "SELECT seq, entry_id, op, scope, namespace FROM vector_outbox ORDER BY seq LIMIT ?", (size,)))
+            "SELECT seq, entry_id, op, scope, namespace FROM vector_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            (-(1 << 62) if after is None else after, size)))
         if not rows:
             return None
         latest: dict[str, tuple[str, str, str]] = {}
@@ -107,20 +111,48 @@ class Applied:
     removed: list[str]
 
 
-def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder | None, batch: Batch) -> Applied:
+def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder | None, batch: Batch,
+                clock: IndexingClock | None = None) -> Applied:
     """Synchronous: runs on the indexing thread. (A batch of deletions needs no `embedder`.)"""
+    clock = clock or IndexingClock()
+    vectors = None
+    if batch.live:
+        assert embedder is not None
+        with clock.step("embed"):
+            vectors = embed_batch(embedder, batch)
+    return write_batch(index, batch, vectors, clock)
+
+
+def embed_batch(embedder: OnnxEmbedder, batch: Batch) -> Any:
+    """Synchronous: the vectors of the batch's live entries, in `batch.live`'s order."""
+    return embedder.embed_array([row[3] for row in batch.live.values()])
+
+
+def write_batch(index: ChromaIndex, batch: Batch, vectors: Any, clock: IndexingClock | None = None) -> Applied:
+    """Synchronous, on the indexing thread: delete what the batch deletes, upsert its live entries
+    with `vectors` (from `embed_batch`; None when nothing is live)."""
+    clock = clock or IndexingClock()
+    with clock.step("index"):
+        removed = _delete(index, batch)
+        rows = list(batch.live.values())
+        if not rows:
+            return Applied([], removed)
+        _upsert(index, rows, vectors)
+    halves = vectors.astype("float16")
+    return Applied([(row[0], halves[p].tobytes()) for p, row in enumerate(rows)], removed)
+
+
+def _delete(index: ChromaIndex, batch: Batch) -> list[str]:
     deletes: dict[str, list[str]] = {}
     for entry_id, (op, scope, namespace) in batch.latest.items():
         if op == "delete" or entry_id not in batch.live:
             deletes.setdefault(collection_name(scope, namespace), []).append(entry_id)
     for name, ids in deletes.items():
         index.delete(name, ids)
-    removed = [i for ids in deletes.values() for i in ids]
-    rows = list(batch.live.values())
-    if not rows:
-        return Applied([], removed)
-    assert embedder is not None
-    vectors = embedder.embed_array([row[3] for row in rows])
+    return [i for ids in deletes.values() for i in ids]
+
+
+def _upsert(index: ChromaIndex, rows: list[tuple[Any, ...]], vectors: Any) -> None:
     grouped: dict[str, list[int]] = {}
     for position, row in enumerate(rows):
         grouped.setdefault(collection_name(row[1], row[2]), []).append(position)
@@ -132,8 +164,6 @@ def apply_batch(index: ChromaIndex, embedder: OnnxEmbedder | None, batch: Batch)
             [{"scope": rows[p][1], "namespace": rows[p][2], "layer": rows[p][4], "owner": rows[p][5],
               "team": rows[p][6] or "", "conflict": bool(rows[p][7])} for p in positions],
         )
-    halves = vectors.astype("float16")
-    return Applied([(row[0], halves[p].tobytes()) for p, row in enumerate(rows)], removed)
 
 
 async def forget(db: Database, seqs: list[int], applied: Applied) -> None:

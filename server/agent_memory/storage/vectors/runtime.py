@@ -18,17 +18,17 @@ import structlog
 
 from agent_memory.storage.failures import storage_reason
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors import health, outbox
+from agent_memory.storage.vectors import health, outbox, pipeline
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
 from agent_memory.storage.vectors.fresh import Reusing
 from agent_memory.storage.vectors.health import TaskHealth
+from agent_memory.storage.vectors.indexing_clock import IndexingClock
 from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
 from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors, VectorSearch
 from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 
 T = TypeVar("T")
-BATCH = 64
 DELETE_BATCH = 500  # deletions need no embedding: larger batches
 QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 
@@ -58,6 +58,9 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
                                             initializer=_lower_thread_priority)
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
+        # Indexing embeds the next batch here while the indexing thread writes the last one.
+        self._embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-embedding",
+                                                  initializer=_lower_thread_priority)
         self._embedder: OnnxEmbedder | None = None
         self._index_embedder: OnnxEmbedder | None = None
         self._bulk_embedder: OnnxEmbedder | None = None
@@ -68,6 +71,7 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
         self.applied = 0
+        self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
         self._failures = 0
         self._repair_due = False
         self._rebuilding = False
@@ -102,6 +106,7 @@ class VectorRuntime(VectorSync, VectorSearch):
                 self._health.remove()
                 self._executor.shutdown(wait=False, cancel_futures=True)
                 self._query_executor.shutdown(wait=False, cancel_futures=True)
+                self._embed_executor.shutdown(wait=False, cancel_futures=True)
                 return
             if self._cleanup is not None:
                 await self._cleanup
@@ -109,6 +114,7 @@ class VectorRuntime(VectorSync, VectorSearch):
             self._health.remove()
         self._executor.shutdown(wait=True)
         self._query_executor.shutdown(wait=True)
+        self._embed_executor.shutdown(wait=True)
 
     async def _release(self) -> None:
         """Close the index and give up its lock (the owner socket first: the next owner binds anew)."""
@@ -122,6 +128,7 @@ class VectorRuntime(VectorSync, VectorSearch):
     def notify(self) -> None:
         """A write queued vector changes: apply them soon."""
         self._last_write = time.monotonic()
+        self._clock.notified()
         self._wake.set()
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -251,18 +258,27 @@ class VectorRuntime(VectorSync, VectorSearch):
         return all(n - counts.get(name, 0) <= queued.get(name, 0) for name, n in expected.items())
 
     async def apply_pending(self) -> int:
-        """Apply one batch of the outbox to the index; returns how many rows it consumed."""
-        batch = await outbox.next_batch(self._db, BATCH)
-        if batch is None:
-            return 0
+        """Apply the outbox to the index until it is empty (`pipeline`); returns the rows consumed."""
         assert self._index_embedder is not None and self._bulk_embedder is not None
+        return await pipeline.apply_run(self._db, self._embed_batch, self._write_batch, self._clock)
+
+    async def _embed_batch(self, batch: outbox.Batch) -> Any:
+        if not batch.live:
+            return None
         quiet = time.monotonic() - self._last_write > QUIET_SECONDS
         embedder = self._bulk_embedder if quiet else self._index_embedder
         reusing = Reusing(self._fresh, embedder)  # what a retrieve embedded in-line is not embedded again
-        applied = await self._call(outbox.apply_batch, self._index, reusing, batch)
-        await outbox.forget(self._db, batch.seqs, applied)
+
+        def work() -> Any:
+            with self._clock.step("embed"):
+                return outbox.embed_batch(reusing, batch)  # type: ignore[arg-type]
+
+        return await asyncio.get_running_loop().run_in_executor(self._embed_executor, work)
+
+    async def _write_batch(self, batch: outbox.Batch, vectors: Any) -> outbox.Applied:
+        applied = await self._call(outbox.write_batch, self._index, batch, vectors, self._clock)
         self.applied += len(batch.seqs)
-        return len(batch.seqs)
+        return applied
 
     async def backlog(self) -> int:
         return await outbox.backlog(self._db)

@@ -17,6 +17,7 @@ from agent_memory.storage.vectors import health
 from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
 from agent_memory.storage.vectors.embedder import EmbedderUnavailable
 from agent_memory.storage.vectors.health import TaskHealth
+from agent_memory.storage.vectors.indexing_clock import IndexingClock
 from agent_memory.storage.vectors.owner_link import OwnerLink
 
 T = TypeVar("T")
@@ -46,6 +47,7 @@ class VectorSync:
     _rebuilding: bool
     _step: str  # what the task is doing: load, check, repair or apply
     _health: TaskHealth
+    _clock: IndexingClock
     _cleanup: asyncio.Future[int] | None
     _link: OwnerLink | None
 
@@ -98,6 +100,7 @@ class VectorSync:
                     self._step = "apply"
                     while await self.apply_pending() > 0:
                         pass
+                    self._clock.caught_up(store="sqlite")
                     await self._caught_up()
                 elif self._link is None:
                     raise RuntimeError(self._problem or "vector index unavailable")
@@ -114,6 +117,7 @@ class VectorSync:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
                 continue
+            self._clock.waiting()
             with suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
             self._wake.clear()
