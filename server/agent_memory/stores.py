@@ -158,7 +158,7 @@ class SqliteStore:
             index = ChromaIndex(settings.chroma_dir)
         runtime = VectorRuntime(self.db, index, _model_files(settings),
                                 load_wait_seconds=settings.retrieval_load_wait_seconds)
-        runtime.inline_embed_seconds(settings.retrieval_inline_embed_ms / 1000)
+        runtime.inline_embedding(settings.retrieval_inline_embed_ms / 1000, settings.retrieval_inline_embed_max)
         if server:
             self.db.on_storage_full = runtime.free_space  # set-aside index copies are the first to go
         return runtime
@@ -225,7 +225,8 @@ class PostgresStore:
 
         runtime = PgVectorRuntime(self.db, _model_files(self._settings),
                                   load_wait_seconds=self._settings.retrieval_load_wait_seconds)
-        runtime.inline_embed_seconds(self._settings.retrieval_inline_embed_ms / 1000)
+        runtime.inline_embedding(self._settings.retrieval_inline_embed_ms / 1000,
+                                 self._settings.retrieval_inline_embed_max)
         return runtime
 
     def meaning(self, vectors: Vectors) -> Meaning:

@@ -59,9 +59,10 @@ class PgVectorQueries:
             log.warning("semantic_search_failed", error=type(exc).__name__, store="postgres")
             raise SemanticUnavailable("semantic search failed; answered from keywords only") from None
 
-    def inline_embed_seconds(self, seconds: float) -> None:
-        """How long one call may spend embedding entries still queued (`storage/vectors/fresh.py`)."""
-        self._fresh.budget_seconds = seconds
+    def inline_embedding(self, seconds: float, most: int) -> None:
+        """How long one call may spend embedding entries not yet indexed, and how many a call may
+        consider (the kept vectors then hold at least twice that many: `storage/vectors/fresh.py`)."""
+        self._fresh.configure(seconds, most)
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:

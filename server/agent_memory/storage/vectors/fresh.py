@@ -34,6 +34,12 @@ class FreshVectors:
         self._vectors: dict[tuple[str, str], Any] = {}
         self._texts: dict[str, Any] = {}
 
+    def configure(self, budget_seconds: float, most: int) -> None:
+        """`budget_seconds` per call; keep at least twice the `most` entries a call may consider,
+        so a backlog that large is never evicted while it is being worked through."""
+        self.budget_seconds = budget_seconds
+        self._size = max(self._size, 2 * most)
+
     def missing(self, entries: list[Entry]) -> list[Entry]:
         return [e for e in entries if (e.id, e.etag) not in self._vectors]
 
@@ -50,9 +56,11 @@ class FreshVectors:
         """Each kept entry's cosine to `vector` (entries not kept are left out)."""
         import numpy as np
 
-        query = np.asarray(vector, dtype=np.float32)
-        found = {e.id: float(row @ query) for e in entries
-                 if (row := self._vectors.get((e.id, e.etag))) is not None}
+        kept = [(e.id, row) for e in entries if (row := self._vectors.get((e.id, e.etag))) is not None]
+        found: dict[str, float] = {}
+        if kept:  # one product for all of them (a backlog may be a thousand)
+            sims = np.stack([row for _, row in kept]) @ np.asarray(vector, dtype=np.float32)
+            found = {entry_id: float(s) for (entry_id, _), s in zip(kept, sims, strict=True)}
         for kept in (self._vectors, self._texts):  # oldest first, after this call's own are used
             while len(kept) > self._size:
                 kept.pop(next(iter(kept)))

@@ -78,9 +78,10 @@ class VectorSearch:
     _queries: QueryVectors
     _query_executor: ThreadPoolExecutor
 
-    def inline_embed_seconds(self, seconds: float) -> None:
-        """How long one call may spend embedding entries the index has not reached (`fresh.py`)."""
-        self._fresh.budget_seconds = seconds
+    def inline_embedding(self, seconds: float, most: int) -> None:
+        """How long one call may spend embedding entries not yet indexed, and how many a call may
+        consider (the kept vectors then hold at least twice that many: `fresh.py`)."""
+        self._fresh.configure(seconds, most)
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
                       ) -> tuple[list[tuple[str, float]], list[float]]:
