@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from agent_memory.core.cursor import Position
@@ -10,19 +9,20 @@ from agent_memory.core.models import Entry, ListQuery
 from agent_memory.core.ports import BrowseQuery
 from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.dialect import Dialect, Reader
+from agent_memory.storage.frame.entries import build_list_sql
 
 
 class BrowseFrame:
-    """`BrowseStore` over a store's `list_sql` (its `build_list_sql`)."""
+    """Implements `BrowseStore`."""
 
     dialect: ClassVar[Dialect]
-    list_sql: ClassVar[Callable[..., tuple[str, tuple[object, ...]]]]
 
     def __init__(self, db: Reader) -> None:
         self._db = db
 
     async def browse_page(self, query: BrowseQuery, after: Position | None, limit: int) -> list[Entry]:
         listing = ListQuery(area=Area(None), filters=query.filters, now=query.now)
-        sql, params = self.list_sql(listing, after, limit, areas=query.areas, superseded=query.superseded)
+        sql, params = build_list_sql(self.dialect, listing, after, limit, areas=query.areas,
+                                     superseded=query.superseded)
         rows: list[Any] = await self._db.read(lambda conn: conn.execute(sql, params).fetchall())
         return [self.dialect.row_to_entry(row) for row in rows]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from agent_memory.core.models import Entry
+from agent_memory.core.models import AuditEvent, Entry
 
 T = TypeVar("T")
 
@@ -32,6 +32,16 @@ class Dialect:
     false: ClassVar[str]
     batch: ClassVar[int]  # ids per IN (...) list where the frame splits long lists (0: no split)
     row_to_entry: Callable[[tuple[Any, ...]], Entry]
+    # The entry and audit statements (`agent_memory.storage.entry_rows` builds the entry ones).
+    select_entry: ClassVar[str]
+    insert_entry: ClassVar[str]
+    update_entry: ClassVar[str]
+    upsert_keyed: ClassVar[str]
+    key_holder: ClassVar[str]
+    insert_audit: ClassVar[str]
+    entry_params: Callable[[Entry], tuple[object, ...]]
+    update_params: Callable[[Entry, str], tuple[object, ...]]
+    audit_params: Callable[[AuditEvent], tuple[object, ...]]
 
     def flag(self, column: str, on: bool = True) -> str:
         """A condition on a boolean column: true when it is `on`."""
@@ -39,6 +49,14 @@ class Dialect:
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         """`column` is one of `values`, and its parameters."""
+        raise NotImplementedError
+
+    def boolean(self, value: bool) -> object:
+        """A boolean as a parameter."""
+        raise NotImplementedError
+
+    def tags_all(self, column: str, tags: Sequence[str]) -> tuple[str, list[object]]:
+        """The tags in `column` include every one of `tags`, and its parameters."""
         raise NotImplementedError
 
     def tags_of(self, value: Any) -> list[str]:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_memory.storage.frame.dialect import Dialect
-from agent_memory.storage.postgres.rows import row_to_entry
+from agent_memory.storage.postgres import rows
+from agent_memory.storage.postgres.audit import INSERT_AUDIT, audit_params
 
 
 class PostgresDialect(Dialect):
@@ -15,13 +16,23 @@ class PostgresDialect(Dialect):
     true = "TRUE"
     false = "FALSE"
     batch = 0
-    row_to_entry = staticmethod(row_to_entry)
+    row_to_entry = staticmethod(rows.row_to_entry)
+    select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
+    upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
+    entry_params, update_params = staticmethod(rows.entry_params), staticmethod(rows.update_params)
+    audit_params = staticmethod(audit_params)
 
     def flag(self, column: str, on: bool = True) -> str:
         return column if on else f"NOT {column}"
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} = ANY(%s)", [list(values)]
+
+    def boolean(self, value: bool) -> object:
+        return value
+
+    def tags_all(self, column: str, tags: Sequence[str]) -> tuple[str, list[object]]:
+        return f"{column} @> %s::text[]", [list(tags)]  # every one of the tags
 
     def tags_of(self, value: Any) -> list[str]:
         return list(value)

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_memory.storage.frame.dialect import Dialect
-from agent_memory.storage.sqlite.rows import row_to_entry
+from agent_memory.storage.sqlite import rows
+from agent_memory.storage.sqlite.audit import INSERT_AUDIT, audit_params
 
 
 class SqliteDialect(Dialect):
@@ -16,13 +17,25 @@ class SqliteDialect(Dialect):
     true = "1"
     false = "0"
     batch = 500
-    row_to_entry = staticmethod(row_to_entry)
+    row_to_entry = staticmethod(rows.row_to_entry)
+    select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
+    upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
+    entry_params, update_params = staticmethod(rows.entry_params), staticmethod(rows.update_params)
+    audit_params = staticmethod(audit_params)
 
     def flag(self, column: str, on: bool = True) -> str:
         return f"{column} = {int(on)}"
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
+
+    def boolean(self, value: bool) -> object:
+        return int(value)
+
+    def tags_all(self, column: str, tags: Sequence[str]) -> tuple[str, list[object]]:
+        marks = ", ".join("?" for _ in tags)
+        return (f"(SELECT COUNT(DISTINCT value) FROM json_each({column}) WHERE value IN ({marks})) = ?",
+                [*tags, len(tags)])
 
     def tags_of(self, value: Any) -> list[str]:
         return list(json.loads(value))
