@@ -31,6 +31,7 @@ class Dialect:
     true: ClassVar[str]  # a condition always true / never true
     false: ClassVar[str]
     batch: ClassVar[int]  # ids per IN (...) list where the frame splits long lists (0: no split)
+    pin: ClassVar[str]  # a column prefix that keeps the planner off its index ("" where it needs none)
     row_to_entry: Callable[[tuple[Any, ...]], Entry]
     # The entry and audit statements (`agent_memory.storage.entry_rows` builds the entry ones).
     select_entry: ClassVar[str]
@@ -49,6 +50,10 @@ class Dialect:
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         """`column` is one of `values`, and its parameters."""
+        raise NotImplementedError
+
+    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
+        """An entry (alias e) lies in one of `partitions` (each with .scope and .namespace)."""
         raise NotImplementedError
 
     def boolean(self, value: bool) -> object:

@@ -16,6 +16,7 @@ class PostgresDialect(Dialect):
     true = "TRUE"
     false = "FALSE"
     batch = 0
+    pin = ""
     row_to_entry = staticmethod(rows.row_to_entry)
     select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
     upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
@@ -27,6 +28,12 @@ class PostgresDialect(Dialect):
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} = ANY(%s)", [list(values)]
+
+    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
+        # The partitions as a filter, not a join: the area clause already lets the planner pick an
+        # index, and as a join the planner reads the tsvector index once per partition. No scope
+        # holds a "|", so "scope|namespace" names one partition.
+        return "(e.scope || '|' || e.namespace) = ANY(%s::text[])", [[f"{p.scope}|{p.namespace}" for p in partitions]]
 
     def boolean(self, value: bool) -> object:
         return value

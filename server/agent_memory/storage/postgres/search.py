@@ -16,6 +16,7 @@ import psycopg
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
+from agent_memory.storage.frame.search import readable_partitions, visibility
 from agent_memory.storage.postgres.bm25 import (
     CommonTerms,
     Lexemes,
@@ -27,8 +28,8 @@ from agent_memory.storage.postgres.bm25 import (
     tsquery_term,
 )
 from agent_memory.storage.postgres.database import PostgresDatabase
+from agent_memory.storage.postgres.dialect import POSTGRES
 from agent_memory.storage.postgres.rows import ENTRY_COLUMNS, row_to_entry
-from agent_memory.storage.postgres.visibility import area_clause
 
 COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 WIDTH = len(ENTRY_COLUMNS)
@@ -36,45 +37,11 @@ Scored = tuple[Entry, int, float, float]
 
 
 def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: CandidateFilter) -> tuple[str, list[object]]:
-    """WHERE clause (on alias e) for visible entries: in the partitions and the readable areas,
-    unexpired, not conflict or compacted entries, and the request's filters."""
-    readable, readable_params = area_clause(areas, alias="e.")
-    # The partitions as a filter, not a join: the area clause already lets the planner pick an
-    # index, and as a join the planner reads the tsvector index once per partition. No scope holds
-    # a "|", so "scope|namespace" names one partition.
-    where = ["(e.scope || '|' || e.namespace) = ANY(%s::text[])", readable,
-             "NOT e.conflict", "NOT e.compacted", "(e.expires_at IS NULL OR e.expires_at > %s)"]
-    params: list[object] = [[f"{p.scope}|{p.namespace}" for p in partitions], *readable_params, f.now]
-    if not f.include_superseded:
-        where.append("e.superseded_by IS NULL")
-    if f.since is not None:
-        where.append("e.created_at >= %s")
-        params.append(f.since)
-    if f.until is not None:
-        where.append("e.created_at < %s")
-        params.append(f.until)
-    if f.layers:
-        where.append("e.layer = ANY(%s)")
-        params.append([layer.value for layer in f.layers])
-    if f.domains:
-        where.append("e.domain = ANY(%s)")
-        params.append([domain.value for domain in f.domains])
-    if f.session_id is not None:
-        where.append("e.session_id = %s")
-        params.append(f.session_id)
-    if f.tags:
-        where.append("e.tags @> %s::text[]")  # every one of the tags
-        params.append(list(f.tags))
-    return " AND ".join(where), params
+    return visibility(POSTGRES, partitions, areas, f)
 
 
 def _partitions(conn: psycopg.Connection, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-    where, params = area_clause(areas, owners=False)
-    rows = conn.execute(f"SELECT scope, namespace FROM partitions WHERE {where}", params).fetchall()
-    partitions = [Partition(scope, namespace) for scope, namespace in rows]
-    if namespaces:
-        partitions = [p for p in partitions if p.namespace in namespaces]
-    return partitions
+    return readable_partitions(POSTGRES, conn, areas, namespaces)
 
 
 def _pending(conn: psycopg.Connection, partitions: list[Partition], areas: tuple[Area, ...],

@@ -17,6 +17,7 @@ class SqliteDialect(Dialect):
     true = "1"
     false = "0"
     batch = 500
+    pin = "+"  # unary +: SQLite then uses no index for the column
     row_to_entry = staticmethod(rows.row_to_entry)
     select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
     upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
@@ -28,6 +29,13 @@ class SqliteDialect(Dialect):
 
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
+
+    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
+        # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
+        # rows are already pinned down (by id, or by the FTS match).
+        pairs = ", ".join("(?, ?)" for _ in partitions)
+        return (f"(+e.scope, +e.namespace) IN (VALUES {pairs})",
+                [v for p in partitions for v in (p.scope, p.namespace)])
 
     def boolean(self, value: bool) -> object:
         return int(value)

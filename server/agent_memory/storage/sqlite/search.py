@@ -10,12 +10,13 @@ from typing import Any
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
+from agent_memory.storage.frame.search import readable_partitions, visibility
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, entry_count, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
+from agent_memory.storage.sqlite.dialect import SQLITE
 from agent_memory.storage.sqlite.fts import fts_query
 from agent_memory.storage.sqlite.matches import BestMatches
 from agent_memory.storage.sqlite.rows import ENTRY_COLUMNS, row_to_entry
-from agent_memory.storage.sqlite.visibility import area_clause
 
 COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _CONTENT, _TAGS = ENTRY_COLUMNS.index("content"), ENTRY_COLUMNS.index("tags")
@@ -27,47 +28,11 @@ def _docs(rows: list[Any], width: int) -> list[tuple[int, str, str]]:
 
 
 def _visibility(partitions: list[Partition], areas: tuple[Area, ...], f: CandidateFilter) -> tuple[str, list[object]]:
-    """WHERE clause (on alias e) for visible entries: in the partitions and the readable areas,
-    unexpired, not conflict or compacted entries, and the request's filters."""
-    pairs = ", ".join("(?, ?)" for _ in partitions)
-    # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
-    # rows are already pinned down (by id, or by the FTS match).
-    readable, readable_params = area_clause(areas, alias="e.", pinned=True)
-    where = [f"(+e.scope, +e.namespace) IN (VALUES {pairs})", readable, "e.conflict = 0", "e.compacted = 0",
-             "(e.expires_at IS NULL OR e.expires_at > ?)"]
-    params: list[object] = [v for p in partitions for v in (p.scope, p.namespace)]
-    params += [*readable_params, f.now]
-    if not f.include_superseded:
-        where.append("e.superseded_by IS NULL")
-    if f.since is not None:
-        where.append("+e.created_at >= ?")
-        params.append(f.since)
-    if f.until is not None:
-        where.append("+e.created_at < ?")
-        params.append(f.until)
-    if f.layers:
-        where.append(f"e.layer IN ({', '.join('?' for _ in f.layers)})")
-        params += [layer.value for layer in f.layers]
-    if f.domains:
-        where.append(f"e.domain IN ({', '.join('?' for _ in f.domains)})")
-        params += [domain.value for domain in f.domains]
-    if f.session_id is not None:
-        where.append("e.session_id = ?")
-        params.append(f.session_id)
-    if f.tags:
-        marks = ", ".join("?" for _ in f.tags)
-        where.append(f"(SELECT COUNT(DISTINCT value) FROM json_each(e.tags) WHERE value IN ({marks})) = ?")
-        params += [*f.tags, len(f.tags)]
-    return " AND ".join(where), params
+    return visibility(SQLITE, partitions, areas, f)
 
 
 def _partitions(conn: sqlite3.Connection, areas: tuple[Area, ...], namespaces: tuple[str, ...]) -> list[Partition]:
-    where, params = area_clause(areas, owners=False)
-    rows = conn.execute(f"SELECT scope, namespace FROM partitions WHERE {where}", params).fetchall()
-    partitions = [Partition(scope, namespace) for scope, namespace in rows]
-    if namespaces:
-        partitions = [p for p in partitions if p.namespace in namespaces]
-    return partitions
+    return readable_partitions(SQLITE, conn, areas, namespaces)
 
 
 def _pending(conn: sqlite3.Connection, partitions: list[Partition], areas: tuple[Area, ...],
