@@ -12,12 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from agent_memory.core.models import AuditEvent, Entry
+from agent_memory.core.ports import Partition
 
 T = TypeVar("T")
-
-
-class Connection(Protocol):
-    def execute(self, sql: Any, params: Any = ...) -> Any: ...
 
 
 class Reader(Protocol):
@@ -28,7 +25,7 @@ class Dialect:
     """The fragments a store's SQL spells its own way; subclassed once per store."""
 
     mark: ClassVar[str]  # a parameter's placeholder
-    true: ClassVar[str]  # a condition always true / never true
+    true: ClassVar[str]  # the literals true and false (also conditions always / never true)
     false: ClassVar[str]
     batch: ClassVar[int]  # ids per IN (...) list where the frame splits long lists (0: no split)
     pin: ClassVar[str]  # a column prefix that keeps the planner off its index ("" where it needs none)
@@ -52,8 +49,8 @@ class Dialect:
         """`column` is one of `values`, and its parameters."""
         raise NotImplementedError
 
-    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
-        """An entry (alias e) lies in one of `partitions` (each with .scope and .namespace)."""
+    def in_partitions(self, partitions: Sequence[Partition]) -> tuple[str, list[object]]:
+        """An entry (alias e) lies in one of `partitions`, and its parameters."""
         raise NotImplementedError
 
     def boolean(self, value: bool) -> object:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agent_memory.core.ports import Partition
 from agent_memory.storage.frame.dialect import Dialect
 from agent_memory.storage.postgres import rows
 from agent_memory.storage.postgres.audit import INSERT_AUDIT, audit_params
@@ -29,7 +30,7 @@ class PostgresDialect(Dialect):
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} = ANY(%s)", [list(values)]
 
-    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
+    def in_partitions(self, partitions: Sequence[Partition]) -> tuple[str, list[object]]:
         # The partitions as a filter, not a join: the area clause already lets the planner pick an
         # index, and as a join the planner reads the tsvector index once per partition. No scope
         # holds a "|", so "scope|namespace" names one partition.

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from agent_memory.core.ports import Partition
 from agent_memory.storage.frame.dialect import Dialect
 from agent_memory.storage.sqlite import rows
 from agent_memory.storage.sqlite.audit import INSERT_AUDIT, audit_params
@@ -30,7 +31,7 @@ class SqliteDialect(Dialect):
     def in_list(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
 
-    def in_partitions(self, partitions: Sequence[Any]) -> tuple[str, list[object]]:
+    def in_partitions(self, partitions: Sequence[Partition]) -> tuple[str, list[object]]:
         # Unary + keeps SQLite from scanning a whole partition through the namespace index when the
         # rows are already pinned down (by id, or by the FTS match).
         pairs = ", ".join("(?, ?)" for _ in partitions)
