@@ -29,17 +29,23 @@ class Dialect:
     false: ClassVar[str]
     batch: ClassVar[int]  # ids per IN (...) list where the frame splits long lists (0: no split)
     pin: ClassVar[str]  # a column prefix that keeps the planner off its index ("" where it needs none)
-    row_to_entry: Callable[[tuple[Any, ...]], Entry]
-    # The entry and audit statements (`agent_memory.storage.entry_rows` builds the entry ones).
-    select_entry: ClassVar[str]
-    insert_entry: ClassVar[str]
-    update_entry: ClassVar[str]
-    upsert_keyed: ClassVar[str]
-    key_holder: ClassVar[str]
-    insert_audit: ClassVar[str]
-    entry_params: Callable[[Entry], tuple[object, ...]]
-    update_params: Callable[[Entry, str], tuple[object, ...]]
-    audit_params: Callable[[AuditEvent], tuple[object, ...]]
+
+    def __init__(self, rows: Any, insert_audit: str, audit_params: Callable[[AuditEvent], tuple[object, ...]]) -> None:
+        """Args:
+            rows: the store's row module: its entry statements (`agent_memory.storage.entry_rows`
+                builds them), parameters and row mapping.
+            insert_audit, audit_params: the store's audit INSERT and an event's parameters.
+        """
+        self.row_to_entry: Callable[[tuple[Any, ...]], Entry] = rows.row_to_entry
+        self.entry_params: Callable[[Entry], tuple[object, ...]] = rows.entry_params
+        self.update_params: Callable[[Entry, str], tuple[object, ...]] = rows.update_params
+        self.select_entry: str = rows.SELECT_ENTRY
+        self.insert_entry: str = rows.INSERT_ENTRY
+        self.update_entry: str = rows.UPDATE_ENTRY
+        self.upsert_keyed: str = rows.UPSERT_KEYED
+        self.key_holder: str = rows.KEY_HOLDER
+        self.insert_audit = insert_audit
+        self.audit_params = audit_params
 
     def flag(self, column: str, on: bool = True) -> str:
         """A condition on a boolean column: true when it is `on`."""

@@ -18,11 +18,6 @@ class PostgresDialect(Dialect):
     false = "FALSE"
     batch = 0
     pin = ""
-    row_to_entry = staticmethod(rows.row_to_entry)
-    select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
-    upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
-    entry_params, update_params = staticmethod(rows.entry_params), staticmethod(rows.update_params)
-    audit_params = staticmethod(audit_params)
 
     def flag(self, column: str, on: bool = True) -> str:
         return column if on else f"NOT {column}"
@@ -51,4 +46,4 @@ class PostgresDialect(Dialect):
                 [reader, reader])
 
 
-POSTGRES = PostgresDialect()
+POSTGRES = PostgresDialect(rows, INSERT_AUDIT, audit_params)

@@ -19,11 +19,6 @@ class SqliteDialect(Dialect):
     false = "0"
     batch = 500
     pin = "+"  # unary +: SQLite then uses no index for the column
-    row_to_entry = staticmethod(rows.row_to_entry)
-    select_entry, insert_entry, update_entry = rows.SELECT_ENTRY, rows.INSERT_ENTRY, rows.UPDATE_ENTRY
-    upsert_keyed, key_holder, insert_audit = rows.UPSERT_KEYED, rows.KEY_HOLDER, INSERT_AUDIT
-    entry_params, update_params = staticmethod(rows.entry_params), staticmethod(rows.update_params)
-    audit_params = staticmethod(audit_params)
 
     def flag(self, column: str, on: bool = True) -> str:
         return f"{column} = {int(on)}"
@@ -56,4 +51,4 @@ class SqliteDialect(Dialect):
                 [reader, f'"{reader}"'])
 
 
-SQLITE = SqliteDialect()
+SQLITE = SqliteDialect(rows, INSERT_AUDIT, audit_params)
