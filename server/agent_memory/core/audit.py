@@ -49,6 +49,10 @@ def storable_event(event: AuditEvent) -> AuditEvent:
         if isinstance(value, dict):
             return {clean(k) if isinstance(k, str) else k: clean(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
+            # A list of plain strings (a list's entry ids) is checked in one search: the check is for
+            # code points, so joining them neither hides nor makes one.
+            if all(type(v) is str for v in value) and is_storable("".join(value)):
+                return value
             return [clean(v) for v in value]
         return value
 
