@@ -50,6 +50,26 @@ def _lower_thread_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
+class EmbeddingTurn:
+    """One batch's turn to claim and embed: taken before its transaction begins, given back as
+    soon as its texts are embedded (from the database thread) or the transaction ends, so the next
+    batch claims and embeds while this one writes its vectors and commits, and no transaction
+    waits idle for another batch's embedding (`vectors_outbox.IDLE_LIMIT_MS`)."""
+
+    def __init__(self, lock: asyncio.Lock, loop: asyncio.AbstractEventLoop) -> None:
+        self._lock, self._loop = lock, loop
+        self._given = False
+        self._guard = threading.Lock()
+
+    def give_back(self) -> None:
+        """Idempotent; from any thread."""
+        with self._guard:
+            if self._given:
+                return
+            self._given = True
+        self._loop.call_soon_threadsafe(self._lock.release)
+
+
 class PgVectorRuntime(PgVectorQueries):
     def __init__(self, db: PostgresDatabase, model_files: Callable[[], ModelFiles], *,
                  load_wait_seconds: float = 0.0, batch: int = BATCH, poll_seconds: float = POLL_SECONDS) -> None:
@@ -85,6 +105,7 @@ class PgVectorRuntime(PgVectorQueries):
         self.embedded = 0  # texts this process embedded for the index
         self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
         self._light = True  # the last batch was not full: the next is `batch` rows, not `BULK_BATCH`
+        self._embedding = asyncio.Lock()  # one batch claims and embeds at a time (`EmbeddingTurn`)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -184,8 +205,7 @@ class PgVectorRuntime(PgVectorQueries):
                 if not await self._ensure_loaded():
                     raise EmbedderUnavailable(self._problem or "the embedding model is not loaded")
                 self._step = "apply"
-                while (await self._apply_batch()).consumed > 0:
-                    pass  # (a batch left wholly queued is tried again at the next wake-up, not at once)
+                await self._drain()
                 self._clock.caught_up(store="postgres")
                 self._health.settled("ready", owner=False)
                 backoff = FIRST_BACKOFF_SECONDS
@@ -203,14 +223,30 @@ class PgVectorRuntime(PgVectorQueries):
                 await asyncio.wait_for(self._wake.wait(), self._poll)
             self._wake.clear()
 
-    def _embed_for_index(self, texts: list[str]) -> Any:
+    async def _drain(self) -> None:
+        """Apply the outbox until nothing is left for this process, in two overlapping batches:
+        one claims and embeds while the other writes its vectors and commits (`EmbeddingTurn`)."""
+        async def worker() -> None:
+            while (await self._apply_batch()).consumed > 0:
+                pass  # (a batch left wholly queued is tried again at the next wake-up, not at once)
+
+        for outcome in await asyncio.gather(worker(), worker(), return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    def _embed_for_index(self, texts: list[str], turn: EmbeddingTurn | None = None) -> Any:
         """Called on a database worker thread inside the batch's transaction: the embedding runs
-        on the niced indexing thread (one core while writes arrive, both once they pause)."""
+        on the niced indexing thread (one core while writes arrive, both once they pause); the
+        next batch may begin as soon as it is done."""
         quiet = time.monotonic() - self._last_write > QUIET_SECONDS
         embedder = self._bulk_embedder if quiet else self._index_embedder
         assert embedder is not None
         # What a retrieve embedded in-line is not embedded again.
-        vectors = self._executor.submit(Reusing(self._fresh, embedder).embed_array, texts).result()
+        try:
+            vectors = self._executor.submit(Reusing(self._fresh, embedder).embed_array, texts).result()
+        finally:
+            if turn is not None:
+                turn.give_back()
         self.embedded += len(texts)
         return vectors
 
@@ -225,13 +261,21 @@ class PgVectorRuntime(PgVectorQueries):
             raise EmbedderUnavailable(self._problem or "the embedding model is not loaded")
         # A backlog is applied in bigger batches (`pipeline`: less padding, fewer transactions).
         size, model, clock = self._batch if self._light else max(self._batch, BULK_BATCH), self._model, self._clock
-        inside, started = clock.inside(), time.perf_counter()
-        done = await self._db.transact(
-            lambda conn: vectors_outbox.apply_batch(conn, size, self._embed_for_index, model, clock))
-        clock.add("transaction", time.perf_counter() - started - (clock.inside() - inside))
+        await self._embedding.acquire()
+        turn = EmbeddingTurn(self._embedding, asyncio.get_running_loop())
+        mine = IndexingClock()  # this batch's steps (another batch's overlap them)
+        started = time.perf_counter()
+        try:
+            done = await self._db.transact(lambda conn: vectors_outbox.apply_batch(
+                conn, size, lambda texts: self._embed_for_index(texts, turn), model, mine))
+        finally:
+            turn.give_back()
+        mine.add("transaction", time.perf_counter() - started - mine.inside())
         self.applied += done.consumed
         self._light = done.consumed + done.deferred < size
         if done.consumed or done.deferred:
+            clock.batch_started(at=started)
+            clock.merge(mine)
             clock.batch_done(done.consumed, done.embedded)
         return done
 

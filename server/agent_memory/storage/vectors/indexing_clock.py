@@ -49,6 +49,11 @@ class IndexingClock:
     def add(self, name: str, seconds: float) -> None:
         self.seconds[name] += seconds
 
+    def merge(self, other: IndexingClock) -> None:
+        """Add another clock's step totals (one batch's, timed on its own)."""
+        for name, value in other.seconds.items():
+            self.seconds[name] += value
+
     def inside(self) -> float:
         """Seconds of the steps a transaction holds (for `transaction`: the rest of it)."""
         return sum(self.seconds[name] for name in ("read", "embed", "index", "forget"))
@@ -68,8 +73,8 @@ class IndexingClock:
         if self._idle_since is not None and self._since_wake is None:
             self._since_wake = time.perf_counter()
 
-    def batch_started(self) -> None:
-        now = time.perf_counter()
+    def batch_started(self, at: float | None = None) -> None:
+        now = time.perf_counter() if at is None else at
         if self._since_wake is not None:
             self.seconds["wake"] += now - self._since_wake
             self._since_wake = None
