@@ -1,6 +1,6 @@
 """memory_crud round trips over one stdio session, side by side with a no-op tool.
 
-    python tests/bench/bench_crud.py [--calls 1000] [--mode legacy|auto]
+    python tests/bench/bench_crud.py [--calls 1000] [--mode legacy|auto] [--before DIR]
 
 Spawns the real server (plus a benchmark-only no-op tool) on a fresh data directory and, for
 `--calls` rounds, calls no-op, create, read, update and list (limit 25) once each, interleaved so
@@ -11,6 +11,10 @@ within 1.5x.
 
 `page` is a second floor: a tool that returns a fixed 25-entry page without touching storage,
 so `list` can also be read against the cost of moving a page of that size through the stack.
+
+`--before DIR` runs another checkout's server (DIR/server, e.g. from
+`git archive HEAD~3 server | tar -x -C DIR`) beside this one, the two interleaved call by call in
+one run, and prints both tables (each against its own no-op floor).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -37,42 +42,78 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run(calls: int, mode: str, vector_backend: str) -> dict[str, list[float]]:
-    data_dir = tempfile.mkdtemp(prefix="bench-crud-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
-                "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_VECTOR_BACKEND": vector_backend})
-    params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
-    timings: dict[str, list[float]] = {op: [] for op in OPERATIONS}
-    rng = random.Random(7)
-    ids: list[str] = []
-    server_log = open(os.path.join(data_dir, "server.log"), "w")  # the server's stderr log lines
-    async with Client(stdio_client(params, errlog=server_log), mode=mode, read_timeout_seconds=60) as client:
+class Session:
+    """One server over stdio, its own data directory, ids and timings."""
 
-        async def timed(op: str, name: str, arguments: dict) -> dict:
-            started = time.perf_counter()
-            result = await client.call_tool(name, arguments)
-            timings[op].append((time.perf_counter() - started) * 1000)
-            if result.is_error:
-                raise RuntimeError(f"{op} failed: {result.structured_content}")
-            return result.structured_content or {}
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.timings: dict[str, list[float]] = {op: [] for op in OPERATIONS}
+        self.rng = random.Random(7)
+        self.ids: list[str] = []
 
-        for i in range(50):  # warm up every path
-            await client.call_tool("bench_noop", {})
-            created = await client.call_tool("memory_crud", {"action": "create", "items": [{"content": f"warm {i}"}]})
-            ids.append(created.structured_content["items"][0]["id"])
+    async def timed(self, op: str, name: str, arguments: dict) -> dict:
+        started = time.perf_counter()
+        result = await self.client.call_tool(name, arguments)
+        self.timings[op].append((time.perf_counter() - started) * 1000)
+        if result.is_error:
+            raise RuntimeError(f"{op} failed: {result.structured_content}")
+        return result.structured_content or {}
+
+    async def warm_up(self) -> None:
+        for i in range(50):  # every path
+            await self.client.call_tool("bench_noop", {})
+            created = await self.client.call_tool("memory_crud", {"action": "create",
+                                                                  "items": [{"content": f"warm {i}"}]})
+            self.ids.append(created.structured_content["items"][0]["id"])
+
+    async def round(self, i: int) -> None:
+        await self.timed("noop", "bench_noop", {})
+        content = f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast"
+        created = await self.timed("create", "memory_crud",
+                                   {"action": "create", "items": [{"content": content, "tags": ["bench"]}]})
+        self.ids.append(created["items"][0]["id"])
+        await self.timed("read", "memory_crud", {"action": "read", "items": [{"id": self.rng.choice(self.ids)}]})
+        change = {"id": self.rng.choice(self.ids), "content": f"updated {i}"}
+        await self.timed("update", "memory_crud", {"action": "update", "items": [change]})
+        await self.timed("list", "memory_crud", {"action": "list", "limit": 25})
+        await self.timed("page", "bench_page", {})
+
+
+async def run(calls: int, mode: str, vector_backend: str, before: str | None = None
+              ) -> dict[str, dict[str, list[float]]]:
+    """Timings per server ("ours", and "before" with `before`), interleaved call by call."""
+    sessions: dict[str, Session] = {}
+    async with AsyncExitStack() as stack:
+        for name in (["before"] if before else []) + ["ours"]:
+            data_dir = tempfile.mkdtemp(prefix="bench-crud-")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+            env.update({"MEMORY_DATA_DIR": data_dir, "MEMORY_AGENT_ID": "bench", "MEMORY_TEAM": "bench",
+                        "MEMORY_RATE_LIMIT_PER_SECOND": "0", "MEMORY_VECTOR_BACKEND": vector_backend})
+            if name == "before":
+                assert before is not None
+                env["PYTHONPATH"] = str(Path(before).resolve() / "server")
+            params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
+            server_log = stack.enter_context(open(os.path.join(data_dir, "server.log"), "w"))  # its stderr
+            client = await stack.enter_async_context(
+                Client(stdio_client(params, errlog=server_log), mode=mode, read_timeout_seconds=60))
+            sessions[name] = Session(client)
+        for session in sessions.values():
+            await session.warm_up()
         for i in range(calls):
-            await timed("noop", "bench_noop", {})
-            content = f"Benchmark memory {i}: the build for service {i % 17} needs flag --fast"
-            created = await timed("create", "memory_crud",
-                                  {"action": "create", "items": [{"content": content, "tags": ["bench"]}]})
-            ids.append(created["items"][0]["id"])
-            await timed("read", "memory_crud", {"action": "read", "items": [{"id": rng.choice(ids)}]})
-            await timed("update", "memory_crud", {"action": "update",
-                                                  "items": [{"id": rng.choice(ids), "content": f"updated {i}"}]})
-            await timed("list", "memory_crud", {"action": "list", "limit": 25})
-            await timed("page", "bench_page", {})
-    return timings
+            for session in sessions.values():
+                await session.round(i)
+    return {name: session.timings for name, session in sessions.items()}
+
+
+def table(timings: dict[str, list[float]]) -> None:
+    floor_p50 = statistics.median(timings["noop"])
+    floor_p95 = percentile(timings["noop"], 0.95)
+    print(f"{'operation':<10}{'p50 ms':>10}{'p95 ms':>10}{'p50/floor':>12}{'p95/floor':>12}")
+    for op in OPERATIONS:
+        p50, p95 = statistics.median(timings[op]), percentile(timings[op], 0.95)
+        print(f"{op:<10}{p50:>10.3f}{p95:>10.3f}{p50 / floor_p50:>12.2f}{p95 / floor_p95:>12.2f}")
+    page_p50 = statistics.median(timings["page"])
+    print(f"list p50 / page p50 (same payload, no storage): {statistics.median(timings['list']) / page_p50:.2f}")
 
 
 def main() -> None:
@@ -81,18 +122,16 @@ def main() -> None:
     parser.add_argument("--mode", choices=["legacy", "auto"], default="legacy")
     parser.add_argument("--vector-backend", choices=["chroma", "none"], default="chroma",
                         help="none: no background embedding of each write (the CRUD path alone)")
+    parser.add_argument("--before", metavar="DIR", help="another checkout (DIR/server) run beside this one, "
+                                                        "interleaved call by call")
     args = parser.parse_args()
-    timings = anyio.run(run, args.calls, args.mode, args.vector_backend)
-    floor_p50 = statistics.median(timings["noop"])
-    floor_p95 = percentile(timings["noop"], 0.95)
-    print(f"memory_crud over stdio, mode={args.mode}, vector_backend={args.vector_backend}, "
-          f"{args.calls} calls per operation")
-    print(f"{'operation':<10}{'p50 ms':>10}{'p95 ms':>10}{'p50/floor':>12}{'p95/floor':>12}")
-    for op in OPERATIONS:
-        p50, p95 = statistics.median(timings[op]), percentile(timings[op], 0.95)
-        print(f"{op:<10}{p50:>10.3f}{p95:>10.3f}{p50 / floor_p50:>12.2f}{p95 / floor_p95:>12.2f}")
-    page_p50 = statistics.median(timings["page"])
-    print(f"list p50 / page p50 (same payload, no storage): {statistics.median(timings['list']) / page_p50:.2f}")
+    started = time.perf_counter()
+    results = anyio.run(run, args.calls, args.mode, args.vector_backend, args.before)
+    for name, timings in results.items():
+        print(f"memory_crud over stdio ({name}), mode={args.mode}, vector_backend={args.vector_backend}, "
+              f"{args.calls} calls per operation")
+        table(timings)
+    print(f"run {time.perf_counter() - started:.0f} s, load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":
