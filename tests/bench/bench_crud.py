@@ -99,8 +99,9 @@ async def run(calls: int, mode: str, vector_backend: str, before: str | None = N
             sessions[name] = Session(client)
         for session in sessions.values():
             await session.warm_up()
-        for i in range(calls):
-            for session in sessions.values():
+        order = list(sessions.values())
+        for i in range(calls):  # each goes first every other round: neither always follows the other
+            for session in order if i % 2 == 0 else order[::-1]:
                 await session.round(i)
     return {name: session.timings for name, session in sessions.items()}
 
