@@ -6,26 +6,15 @@ which logs and drops it: the client waits for its own timeout. Here such a line 
 error, -32700 when the SDK cannot parse it and -32600 when it parses but is no valid message, with
 the request's id when a lenient parse recovers it, else null (as JSON-RPC 2.0 asks, malformed
 notifications are answered with id null too). Malformed responses are logged, never answered.
-
-When stdin and stdout are pipes or sockets (as hosts start a server: Python's with pipes, Node's
-with socket pairs), the event loop itself waits for input and writes a reply straight out when
-the connection takes it at once: no thread hand-offs, each of which wakes another thread (13
-context switches a call before, 1.5 after; milliseconds on a loaded machine). A terminal, a file,
-or a reply the connection cannot take at once go through a thread, so the loop never blocks.
 """
 
 from __future__ import annotations
 
-import codecs
 import fcntl
 import io
 import json
 import os
 import re
-import socket
-import stat
-import struct
-import termios
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -48,8 +37,6 @@ _UNPARSED = object()
 # truncated or broken); strings are skipped whole, so an "id" inside one never matches.
 _TOP_LEVEL_ID = re.compile(
     r'\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?\d{1,19}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
-_READ_BYTES = 65536
-_F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)  # Linux; elsewhere the call fails and a thread writes
 
 
 def _claim(fd: int, diversion: int) -> int:
@@ -124,58 +111,6 @@ def _check(line: str) -> types.JSONRPCMessage | types.JSONRPCError | None:
     return message
 
 
-def _kind(fd: int) -> str:
-    """`pipe`, `socket` (hosts built on Node start servers over socket pairs) or `other`."""
-    mode = os.fstat(fd).st_mode
-    return "pipe" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "other"
-
-
-def _room(fd: int) -> int:
-    """Bytes a blocking write to the pipe `fd` takes without waiting: its whole capacity while the
-    reader has taken everything written so far (the usual case between a reply and the next
-    request), else 0 (also when the system cannot say)."""
-    try:
-        if struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]:
-            return 0
-        return int(fcntl.fcntl(fd, _F_GETPIPE_SZ))
-    except OSError:
-        return 0
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-class _Lines:
-    """Bytes read from a pipe, cut into lines as a text-mode `readline` cuts them (UTF-8 with
-    undecodable bytes replaced, universal newlines, a last line without its newline at the end)."""
-
-    def __init__(self) -> None:
-        self._decoder = io.IncrementalNewlineDecoder(codecs.getincrementaldecoder("utf-8")("replace"), translate=True)
-        self._partial: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[str]:
-        """The lines `chunk` completes; an empty chunk is the end of input."""
-        text = self._decoder.decode(chunk, final=not chunk)
-        if "\n" not in text:
-            if text:
-                self._partial.append(text)
-            if chunk or not self._partial:
-                return []
-            last, self._partial = "".join(self._partial), []
-            return [last]
-        self._partial.append(text)
-        *lines, rest = "".join(self._partial).split("\n")
-        self._partial = [rest] if rest else []
-        complete = [line + "\n" for line in lines]
-        if not chunk and rest:
-            complete.append(rest)
-            self._partial = []
-        return complete
-
-
 def _read_lines(stdin: io.TextIOWrapper, send: MemoryObjectSendStream[str], token: anyio.lowlevel.EventLoopToken,
                 ) -> None:
     """Hand each line of `stdin` to the loop until end of input or until nobody takes them any more.
@@ -201,67 +136,39 @@ async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
     `stop` ends the input as end of file would (the session then finishes cleanly)."""
     stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
     stdout_fd = _claim(1, os.dup(2))
-    stdin_pipe, stdout_kind = _kind(stdin_fd) != "other", _kind(stdout_fd)
-    # A socket of our own on the same connection, for sends that never wait (MSG_DONTWAIT leaves
-    # the connection's blocking mode, which the host may share, alone).
-    stdout_socket = socket.socket(fileno=os.dup(stdout_fd)) if stdout_kind == "socket" else None
+    # closefd=False: the reader thread may still block reading after exit; the fd must not be recycled.
+    stdin_bytes, stdout_bytes = os.fdopen(stdin_fd, "rb", closefd=False), os.fdopen(stdout_fd, "wb", closefd=False)
+    stdin = io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace")
+    stdout_text = io.TextIOWrapper(stdout_bytes, encoding="utf-8")
     to_session, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_stdout, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     answers = to_stdout.clone()
     line_sender, lines = anyio.create_memory_object_stream[str](0)
-    if stdin_pipe:
-        line_sender.close()
-    else:
-        # closefd=False: the reader thread may still block reading after exit; the fd must not be recycled.
-        stdin = io.TextIOWrapper(os.fdopen(stdin_fd, "rb", closefd=False), encoding="utf-8", errors="replace")
-        threading.Thread(target=_read_lines, args=(stdin, line_sender, anyio.lowlevel.current_token()),
-                         name="agent-memory stdin", daemon=True).start()
-
-    async def take(line: str) -> None:
-        checked = _check(line)
-        if isinstance(checked, types.JSONRPCError):
-            await answers.send(SessionMessage(checked))
-        elif checked is not None:
-            await to_session.send(SessionMessage(checked))
+    threading.Thread(target=_read_lines, args=(stdin, line_sender, anyio.lowlevel.current_token()),
+                     name="agent-memory stdin", daemon=True).start()
 
     async def read_stdin() -> None:
         async with to_session, answers, lines, anyio.create_task_group() as reading:
             if stop is not None:
                 reading.start_soon(_cancel_when_set, stop, reading.cancel_scope)
-            if stdin_pipe:
-                split = _Lines()
-                while True:
-                    await anyio.wait_readable(stdin_fd)
-                    try:
-                        chunk = os.read(stdin_fd, _READ_BYTES)
-                    except BlockingIOError:
-                        continue
-                    except OSError:
-                        chunk = b""  # a broken input ends as end of input does
-                    for line in split.feed(chunk):
-                        await take(line)
-                    if not chunk:
-                        break
-            else:
-                async for line in lines:
-                    await take(line)
+            async for line in lines:
+                checked = _check(line)
+                if isinstance(checked, types.JSONRPCError):
+                    await answers.send(SessionMessage(checked))
+                elif checked is not None:
+                    await to_session.send(SessionMessage(checked))
             reading.cancel_scope.cancel()  # end of input: stop waiting for `stop`
+
+    def write_line(text: str) -> None:
+        stdout_text.write(text)
+        stdout_text.flush()
 
     async def write_stdout() -> None:
         async with from_session:
             async for item in from_session:
-                data = (item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
-                sent = 0
-                if stdout_socket is not None:
-                    try:
-                        sent = stdout_socket.send(data, socket.MSG_DONTWAIT)
-                    except BlockingIOError:
-                        sent = 0
-                elif stdout_kind == "pipe" and len(data) <= _room(stdout_fd):
-                    _write_all(stdout_fd, data)  # the pipe takes it whole: no wait
-                    sent = len(data)
-                if sent < len(data):  # a worker thread: a full pipe or a slow terminal must not block the loop
-                    await anyio.to_thread.run_sync(_write_all, stdout_fd, data[sent:])
+                # Write and flush in one trip to a worker thread (a full pipe must not block the loop).
+                await anyio.to_thread.run_sync(
+                    write_line, item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
 
     try:
         async with anyio.create_task_group() as tg:
@@ -269,8 +176,6 @@ async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
             tg.start_soon(write_stdout)
             yield from_stdin, to_stdout
     finally:
-        if stdout_socket is not None:
-            stdout_socket.close()
         os.dup2(stdin_fd, 0)
         os.dup2(stdout_fd, 1)
 
