@@ -95,7 +95,8 @@ def report(label: str, size: int, indexed_seconds: float, log_path: Path, items:
                           for name, value in seconds.items())
         busy = totals["busy_s"]
         print(f"    indexer: {totals['rows']} rows, {totals['embedded']} embedded in {totals['batches']} batches; "
-              f"busy {busy:.1f} s of {indexed_seconds:.1f} s; {parts}")
+              f"busy {busy:.1f} s of {indexed_seconds:.1f} s; {parts} (shares of the wall time; pipelined "
+              f"steps overlap)")
         if seconds["embed"]:
             print(f"    in-server embedding alone: {totals['embedded'] / seconds['embed']:.0f} texts/s "
                   f"(indexing rate / that = {rate / (totals['embedded'] / seconds['embed']):.2f})")
