@@ -93,6 +93,14 @@ async def next_batch(db: Database, size: int, after: int | None = None) -> Batch
     return Batch([row[0] for row in rows], latest, live)
 
 
+async def queued_before(db: Database, seq: int) -> bool:
+    """Is anything queued below sequence number `seq`? (A deletion queued meanwhile goes to the
+    front of the outbox, below every row queued.)"""
+    async with db.reading() as conn:
+        rows = list(await conn.execute_fetchall("SELECT 1 FROM vector_outbox WHERE seq < ? LIMIT 1", (seq,)))
+    return bool(rows)
+
+
 async def next_deletions(db: Database, size: int) -> Batch | None:
     """The queued deletions (the front of the outbox, sequence numbers up to 0: see
     `SqliteWriteTransaction.enqueue_vector`), which need no model to apply."""

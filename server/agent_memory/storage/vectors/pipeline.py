@@ -10,8 +10,9 @@ transactions per entry.
 
 The crash-safety rule is unchanged: a batch's outbox rows are deleted (in one transaction with
 SQLite's copies of the vectors) only once its vectors are in the index. A batch read ahead only
-holds rows queued after the one being written (`after`), so a deletion queued meanwhile (at the
-front of the outbox) is applied by the next run, after every upsert read before it.
+holds rows queued after the one being written (`after`); a deletion queued meanwhile goes to the
+front of the outbox, so the run stops reading ahead when it sees one and the next run (from the
+front) applies it at once, after every upsert read before it: an erase never waits behind a backlog.
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ async def apply_run(db: Database, embed: Embed, write: Write, clock: IndexingClo
             vectors = await embedding
             size = BULK_BATCH if len(batch.seqs) >= size else FIRST_BATCH
             with clock.step("read"):
-                ahead = await outbox.next_batch(db, size, after=max(batch.seqs))
+                # A deletion queued meanwhile (a privacy erase) must not wait behind the backlog:
+                # the run ends after this batch and the next starts from the front, with it.
+                ahead = None if await outbox.queued_before(db, min(batch.seqs)) \
+                    else await outbox.next_batch(db, size, after=max(batch.seqs))
             embedding = _start(embed, ahead) if ahead is not None else None
             applied = await write(batch, vectors)
             with clock.step("forget"):
