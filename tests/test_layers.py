@@ -17,7 +17,7 @@ import agent_memory
 PACKAGE = Path(agent_memory.__file__).parent
 # Pure modules under storage/ that read no store: error explanations, the vector task's status file,
 # and private file creation (the data directory, made by the log and the auth secret too).
-STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.vectors.health",
+STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.embedding.health",
                             "agent_memory.storage.files"}
 COMPOSITION_ROOT = {"bootstrap.py", "stores.py"}
 # Our SQL is written in capitals.
@@ -122,3 +122,16 @@ def test_one_record_store_does_not_build_on_the_other() -> None:
     frame), so storage/postgres/ imports nothing from storage/sqlite/ and the other way round."""
     assert _importers_of("agent_memory.storage.sqlite", "storage/postgres") == {}
     assert _importers_of("agent_memory.storage.postgres", "storage/sqlite") == {}
+
+
+def test_the_shared_embedding_code_drags_in_no_store() -> None:
+    """storage/embedding/ (the model, in-line embedding, query vectors, the background task's life)
+    serves both stores' vector runtimes, so the PostgreSQL store never imports the Chroma runtime
+    (storage/chroma/), and the shared code imports neither store nor Chroma."""
+    assert _importers_of("agent_memory.storage.chroma", "storage/postgres") == {}
+    stores = ("agent_memory.storage.chroma", "agent_memory.storage.sqlite", "agent_memory.storage.postgres")
+    for store in stores:
+        assert _importers_of(store, "storage/embedding") == {}
+    files = _files("storage/embedding")
+    assert files
+    assert {str(p.relative_to(PACKAGE)) for p in files if _roots(p) & {"chromadb", "aiosqlite", "psycopg"}} == set()

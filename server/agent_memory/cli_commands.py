@@ -215,7 +215,7 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
     from agent_memory.bootstrap import local_vector_dir, open_records
     from agent_memory.ops.inspection import store_stats
-    from agent_memory.storage.vectors.health import task_status
+    from agent_memory.storage.embedding.health import task_status
 
     _quiet(settings)
 

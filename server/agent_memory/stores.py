@@ -27,6 +27,10 @@ from agent_memory.core.ports import (
 )
 from agent_memory.core.ports.lineage import LineageStore
 from agent_memory.storage.audit_buffer import BufferedAuditLog
+from agent_memory.storage.chroma.chroma_index import ChromaIndex
+from agent_memory.storage.chroma.runtime import VectorRuntime
+from agent_memory.storage.embedding.embedder import ModelFiles, default_model_files
+from agent_memory.storage.embedding.queries import VectorMeaning
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.browse import SqliteBrowseStore
 from agent_memory.storage.sqlite.database import Database, SqliteUnavailable
@@ -37,10 +41,6 @@ from agent_memory.storage.sqlite.pruning import SqlitePruneStore
 from agent_memory.storage.sqlite.search import SqliteRetrievalStore
 from agent_memory.storage.sqlite.sessions import SqliteSessionStore
 from agent_memory.storage.sqlite.tokens import SqliteTokenRegistry
-from agent_memory.storage.vectors.chroma_index import ChromaIndex
-from agent_memory.storage.vectors.embedder import ModelFiles, default_model_files
-from agent_memory.storage.vectors.runtime import VectorRuntime
-from agent_memory.storage.vectors.search import VectorMeaning
 
 POSTGRES_EXTRA = "from a clone of agent-memory: pip install '.[postgres]'"
 Notify = Callable[[], None] | None

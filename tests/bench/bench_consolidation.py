@@ -28,7 +28,7 @@ from pathlib import Path
 
 from agent_memory.core import consolidation
 from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
-from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files
+from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "consolidation_pairs.jsonl"
 TARGETS = {"unrelated merged": (0.02, "max"), "changes superseded": (0.90, "min"),

@@ -39,6 +39,7 @@ import psycopg  # noqa: E402
 
 from agent_memory.core.models import Scope  # noqa: E402
 from agent_memory.core.ports import Partition  # noqa: E402
+from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files  # noqa: E402
 from agent_memory.storage.postgres import vectors_search  # noqa: E402
 from agent_memory.storage.postgres.database import PostgresDatabase  # noqa: E402
 from agent_memory.storage.postgres.entries import PostgresEntryRepository  # noqa: E402
@@ -46,7 +47,6 @@ from agent_memory.storage.postgres.migrations import migrate  # noqa: E402
 from agent_memory.storage.postgres.rows import INSERT_ENTRY, entry_params  # noqa: E402
 from agent_memory.storage.postgres.vectors import PgVectorRuntime  # noqa: E402
 from agent_memory.storage.postgres.vectors_outbox import vector_text  # noqa: E402
-from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files  # noqa: E402
 from tests.postgres import LocalPostgres, pgserver_bin_dir  # noqa: E402
 from tests.storage.stores import stored  # noqa: E402
 

@@ -266,7 +266,7 @@ def main() -> None:
     MODES[:] = args.modes
     EMBED_SAMPLE[0] = args.embed_sample
     global INDEX_BATCH
-    from agent_memory.storage.vectors import pipeline
+    from agent_memory.storage.chroma import pipeline
     INDEX_BATCH = pipeline.BULK_BATCH
     reference, why = (None, "--reference-max 0")
     if any(size <= args.reference_max for size in args.sizes):

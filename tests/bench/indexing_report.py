@@ -45,7 +45,7 @@ def _niced(fn: Any) -> Any:
 
 def embedder_throughput(items: list[str], sample: int, batch: int) -> dict[int, float]:
     """Texts per second by ONNX thread count (1 and 2), on `sample` of `items` spread evenly."""
-    from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files
+    from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 
     step = max(1, len(items) // max(1, sample))
     texts = items[::step][:sample]

@@ -9,7 +9,7 @@ import pytest
 
 from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
 from agent_memory.core.subjects import different_subjects, read
-from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files
+from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 
 
 @pytest.fixture(scope="module")

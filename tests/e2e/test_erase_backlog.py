@@ -81,7 +81,7 @@ def chroma_count(chroma_dir: Path, scope: str, namespace: str) -> int:
     from chromadb.api.client import SharedSystemClient
     from chromadb.config import Settings
 
-    from agent_memory.storage.vectors.chroma_index import collection_name
+    from agent_memory.storage.chroma.chroma_index import collection_name
 
     client = chromadb.PersistentClient(path=str(chroma_dir), settings=Settings(anonymized_telemetry=False))
     try:

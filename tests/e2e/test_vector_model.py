@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from structlog.testing import capture_logs
 
-from agent_memory.storage.vectors.embedder import default_model_files
+from agent_memory.storage.embedding.embedder import default_model_files
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, make_settings
 from tests.e2e.servers import agent_memory_command, server_env

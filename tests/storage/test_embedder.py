@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder, default_model_files
-from agent_memory.storage.vectors.integer_model import NotRewritable, integer_model
+from agent_memory.storage.embedding.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder, default_model_files
+from agent_memory.storage.embedding.integer_model import NotRewritable, integer_model
 
 TEXTS = ["The cat sat on the mat.", "A feline rested on the rug.", "Quarterly revenue grew eight percent.",
          "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted.",

@@ -1,4 +1,4 @@
-"""Read-your-writes' in-line embedding (storage/vectors/fresh.py) with the real model: a call's
+"""Read-your-writes' in-line embedding (storage/embedding/fresh.py) with the real model: a call's
 budget leaves the oldest out (newest first, at least one chunk), the next call goes on where it
 stopped, and the indexer takes the vectors already embedded instead of embedding them again."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
-from agent_memory.storage.vectors.embedder import OnnxEmbedder, default_model_files
-from agent_memory.storage.vectors.fresh import CHUNK, FreshVectors, Reusing
+from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
+from agent_memory.storage.embedding.fresh import CHUNK, FreshVectors, Reusing
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""The SQLite indexer's pipeline (storage/vectors/pipeline.py) on a real SQLite file: a backlog is
+"""The SQLite indexer's pipeline (storage/chroma/pipeline.py) on a real SQLite file: a backlog is
 applied in growing batches, each batch's rows forgotten only once written, and a deletion queued
 while a backlog is being applied is applied next, not after the backlog."""
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from agent_memory.storage.chroma import outbox, pipeline
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.migrations import migrate
-from agent_memory.storage.vectors import outbox, pipeline
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.core.ports import Partition, SemanticUnavailable
-from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
+from agent_memory.storage.chroma.owner_link import OwnerLink, OwnerService, socket_path
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ import pytest
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Entry, Scope
 from agent_memory.core.ports import Partition, SemanticUnavailable
-from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, default_model_files
-from agent_memory.storage.vectors.search import VectorMeaning
+from agent_memory.storage.embedding.embedder import EmbedderUnavailable, ModelFiles, default_model_files
+from agent_memory.storage.embedding.queries import VectorMeaning
 from tests.storage.stores import stored
 
 pytestmark = pytest.mark.anyio

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agent_memory.storage.vectors.search import QueryVectors, StoredAhead
+from agent_memory.storage.chroma.search import StoredAhead
+from agent_memory.storage.embedding.queries import QueryVectors
 
 
 def test_a_query_vector_is_kept_per_model_and_text() -> None:

@@ -9,12 +9,12 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
+from agent_memory.storage.chroma.chroma_index import ChromaIndex
+from agent_memory.storage.chroma.runtime import VectorRuntime
+from agent_memory.storage.embedding.embedder import ModelFiles
+from agent_memory.storage.embedding.health import task_status
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.migrations import migrate
-from agent_memory.storage.vectors.chroma_index import ChromaIndex
-from agent_memory.storage.vectors.embedder import ModelFiles
-from agent_memory.storage.vectors.health import task_status
-from agent_memory.storage.vectors.runtime import VectorRuntime
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from agent_memory.storage.vectors.embedder import default_model_files
+from agent_memory.storage.embedding.embedder import default_model_files
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, make_settings
 from tests.tools.test_retrieve import retrieve

@@ -12,42 +12,34 @@ embedded in-line by `fresh_similarities` (read-your-writes, whichever server ack
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any
 
 import anyio
 import structlog
 
+from agent_memory.storage.embedding import health
+from agent_memory.storage.embedding.embedder import EmbedderUnavailable, ModelFiles
+from agent_memory.storage.embedding.fresh import FreshVectors, Reusing
+from agent_memory.storage.embedding.health import TaskHealth
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
+from agent_memory.storage.embedding.queries import QueryVectors
+from agent_memory.storage.embedding.task import VectorTask
 from agent_memory.storage.postgres import vectors_model, vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.vectors_queries import PgVectorQueries
-from agent_memory.storage.vectors import health
-from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
-from agent_memory.storage.vectors.fresh import Reusing
-from agent_memory.storage.vectors.health import TaskHealth
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
-from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors
 
 BATCH = 64
-BULK_BATCH = 256  # while a backlog lasts (as on SQLite, `storage/vectors/pipeline.py`)
+BULK_BATCH = 256  # while a backlog lasts (as on SQLite, `storage/chroma/pipeline.py`)
 POLL_SECONDS = 1.0  # other servers' writes are noticed within this
 QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 FIRST_BACKOFF_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 10.0
 
 log = structlog.get_logger("agent_memory.vectors")
-
-
-def _lower_thread_priority() -> None:
-    """Indexing is background work: requests (and the query thread) win the CPU."""
-    with suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 class EmbeddingTurn:
@@ -70,7 +62,7 @@ class EmbeddingTurn:
         self._loop.call_soon_threadsafe(self._lock.release)
 
 
-class PgVectorRuntime(PgVectorQueries):
+class PgVectorRuntime(PgVectorQueries, VectorTask):
     def __init__(self, db: PostgresDatabase, model_files: Callable[[], ModelFiles], *,
                  load_wait_seconds: float = 0.0, batch: int = BATCH, poll_seconds: float = POLL_SECONDS) -> None:
         """Args:
@@ -78,74 +70,33 @@ class PgVectorRuntime(PgVectorQueries):
                 (at start-up) waits for it before answering keyword-only.
             batch: outbox rows claimed per transaction.
         """
+        self._init_task()
         self._db = db
         self._model_files = model_files
         self._load_wait = load_wait_seconds
         self._batch = batch
         self._poll = poll_seconds
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
-                                            initializer=_lower_thread_priority)
-        self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
-        self._embedder: OnnxEmbedder | None = None  # queries: one core
         self._model = ""  # its identity (`vectors_model`)
         self._ready = False  # loaded, and the model that made the stored vectors
-        self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
-        self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
         self._sizes = vectors_search.PartitionSizes()  # vectors per partition set, for choosing a plan
         self._fresh = FreshVectors()  # entries embedded in a call, ahead of the index
         self._queries = QueryVectors()  # recent query texts' vectors
-        self._problem: str | None = LOADING
         self._step = "load"
-        self._last_write = 0.0
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._tasks: list[asyncio.Task[None]] = []
         self._health = TaskHealth(None)  # failures are logged; PostgreSQL keeps no status files
         self.applied = 0  # outbox rows this process consumed
         self.embedded = 0  # texts this process embedded for the index
-        self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
         self._light = True  # the last batch was not full: the next is `batch` rows, not `BULK_BATCH`
         self._embedding = asyncio.Lock()  # one batch claims and embeds at a time (`EmbeddingTurn`)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        # A fresh context: the task must not carry the log fields of the request that started it.
-        task = asyncio.create_task(self._run(), name="vector-sync", context=contextvars.Context())
-        task.add_done_callback(self._ended)
-        self._tasks.append(task)
+        self._start_task(self._run)
 
     async def aclose(self) -> None:
-        self._stopping = True
-        self._wake.set()
         with anyio.CancelScope(shield=True):
-            for task in self._tasks:
-                task.cancel()
-            if self._tasks:
-                await asyncio.wait(self._tasks)  # a batch in flight finishes or rolls back first
-        self._executor.shutdown(wait=True)
-        self._query_executor.shutdown(wait=True)
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        """The task only ends at shutdown; anything else is said loudly, here and in `degraded`."""
-        error = None if task.cancelled() else task.exception()
-        if self._stopping:
-            return
-        reason = "cancelled" if task.cancelled() else type(error).__name__ if error else "returned"
-        log.error("vector_task_ended", reason=reason)
-        self._problem = "semantic search unavailable: the background vector task stopped; restart the server"
-        self._health.stopped(reason, self._problem)
-
-    def notify(self) -> None:
-        """A write queued vector changes: apply them soon."""
-        self._last_write = time.monotonic()
-        self._clock.notified()
-        self._wake.set()
-
-    @property
-    def problem(self) -> str | None:
-        """None when semantic search works, else why not (for `degraded`)."""
-        return self._problem
+            await self._stop_task()
+        self._shutdown_threads()
 
     def owner_note(self) -> str:
         return self._problem or "the servers applying the vector outbox"
@@ -154,11 +105,8 @@ class PgVectorRuntime(PgVectorQueries):
 
     def _load(self) -> None:
         if self._embedder is None:
-            files = self._model_files()
-            # Created on the niced indexing thread, so the indexing sessions' threads run niced too.
-            self._index_embedder = OnnxEmbedder(files, threads=1)
-            self._bulk_embedder = self._index_embedder.with_threads(2)
-            self._embedder = self._index_embedder.with_threads(1)  # one short text: see the SQLite runtime
+            self._load_embedders(self._model_files())
+            assert self._embedder is not None
             self._model = vectors_model.identity(self._embedder.name)
 
     async def _ensure_loaded(self, *, check_model: bool = True) -> bool:

@@ -28,8 +28,8 @@ from typing import Any
 
 import psycopg
 
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
 from agent_memory.storage.postgres import vectors_model
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 IDLE_LIMIT_MS = 60_000
 CLAIM = "SELECT seq, entry_id FROM vector_outbox ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED"

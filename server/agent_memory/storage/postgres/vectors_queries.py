@@ -13,11 +13,11 @@ import structlog
 
 from agent_memory.core.models import Entry
 from agent_memory.core.ports import Partition, SemanticUnavailable
+from agent_memory.storage.embedding.embedder import OnnxEmbedder
+from agent_memory.storage.embedding.fresh import FreshVectors
+from agent_memory.storage.embedding.queries import LOADING, QueryVectors
 from agent_memory.storage.postgres import vectors_outbox, vectors_search
 from agent_memory.storage.postgres.database import PostgresDatabase
-from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.fresh import FreshVectors
-from agent_memory.storage.vectors.search import LOADING, QueryVectors
 
 T = TypeVar("T")
 
@@ -61,7 +61,7 @@ class PgVectorQueries:
 
     def inline_embedding(self, seconds: float, most: int) -> None:
         """How long one call may spend embedding entries not yet indexed, and how many a call may
-        consider (the kept vectors then hold at least twice that many: `storage/vectors/fresh.py`)."""
+        consider (the kept vectors then hold at least twice that many: `storage/embedding/fresh.py`)."""
         self._fresh.configure(seconds, most)
 
     async def nearest(self, text: str, partitions: list[Partition], limit: int
@@ -88,7 +88,7 @@ class PgVectorQueries:
 
     async def fresh_similarities(self, vector: list[float], entries: list[Entry]) -> dict[str, float]:
         """Embed these entries now (they wait in the outbox; newest first), for at most the in-line
-        budget (`storage/vectors/fresh.py`), and return the cosine to `vector` of those covered (the
+        budget (`storage/embedding/fresh.py`), and return the cosine to `vector` of those covered (the
         others are left out). Raises SemanticUnavailable without a model here."""
         if not self._ready or self._embedder is None:
             raise SemanticUnavailable(self._problem or "semantic search is not loaded in this process")

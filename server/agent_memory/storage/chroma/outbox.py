@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.storage.chroma.chroma_index import ChromaIndex, collection_name
+from agent_memory.storage.embedding.embedder import OnnxEmbedder
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
-from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 
 @dataclass(frozen=True, slots=True)

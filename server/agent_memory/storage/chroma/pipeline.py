@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any
 
+from agent_memory.storage.chroma import outbox
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors import outbox
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
 
 FIRST_BATCH = 64
 BULK_BATCH = 256

@@ -5,20 +5,20 @@ apply) is logged when it happens, said in `degraded` and `stats`, and retried wi
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, TypeVar
 
 import structlog
 
+from agent_memory.storage.chroma.chroma_index import ChromaIndex, OwnedElsewhere
+from agent_memory.storage.chroma.owner_link import OwnerLink
+from agent_memory.storage.embedding import health
+from agent_memory.storage.embedding.embedder import EmbedderUnavailable
+from agent_memory.storage.embedding.health import TaskHealth
+from agent_memory.storage.embedding.indexing_clock import IndexingClock
+from agent_memory.storage.embedding.task import VectorTask
 from agent_memory.storage.failures import STORAGE_FULL, storage_reason
-from agent_memory.storage.vectors import health
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
-from agent_memory.storage.vectors.embedder import EmbedderUnavailable
-from agent_memory.storage.vectors.health import TaskHealth
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
-from agent_memory.storage.vectors.owner_link import OwnerLink
 
 T = TypeVar("T")
 POLL_SECONDS = 1.0  # other processes' writes are noticed within this
@@ -33,7 +33,7 @@ class IndexInconsistent(RuntimeError):
     """The index holds fewer vectors than SQLite says it should: it is rebuilt."""
 
 
-class VectorSync:
+class VectorSync(VectorTask):
     """Base of `VectorRuntime`, which owns the state below and provides the index operations."""
 
     _index: ChromaIndex
@@ -58,21 +58,8 @@ class VectorSync:
     async def apply_pending(self) -> int: ...
 
     def start(self) -> None:
-        # A fresh context: the task must not carry the log fields of the request that started it.
-        task = asyncio.create_task(self._run(), name="vector-sync", context=contextvars.Context())
-        task.add_done_callback(self._ended)
-        self._tasks.append(task)
+        self._start_task(self._run)
         self._health.save()
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        """The task only ends at shutdown; anything else is said loudly, here and in `degraded`."""
-        error = None if task.cancelled() else task.exception()  # (retrieved: never "never retrieved")
-        if self._stopping:
-            return
-        reason = "cancelled" if task.cancelled() else type(error).__name__ if error else "returned"
-        log.error("vector_task_ended", reason=reason)
-        self._problem = "semantic search unavailable: the background vector task stopped; restart the server"
-        self._health.stopped(reason, self._problem)
 
     def free_space(self) -> None:
         """The disk is full: delete set-aside index directories now (never needed)."""

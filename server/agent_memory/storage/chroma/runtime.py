@@ -5,41 +5,33 @@ the core `SemanticIndex` port)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from typing import Any, TypeVar
 
 import anyio
 import structlog
 
+from agent_memory.storage.chroma import outbox, pipeline
+from agent_memory.storage.chroma.chroma_index import ChromaIndex, OwnedElsewhere
+from agent_memory.storage.chroma.owner_link import OwnerLink, OwnerService, socket_path
+from agent_memory.storage.chroma.search import VectorSearch
+from agent_memory.storage.chroma.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
+from agent_memory.storage.embedding import health
+from agent_memory.storage.embedding.embedder import EmbedderUnavailable, ModelFiles
+from agent_memory.storage.embedding.fresh import FreshVectors, Reusing
+from agent_memory.storage.embedding.health import TaskHealth
+from agent_memory.storage.embedding.queries import QueryVectors
+from agent_memory.storage.embedding.task import background_executor
 from agent_memory.storage.failures import storage_reason
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors import health, outbox, pipeline
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, OwnedElsewhere
-from agent_memory.storage.vectors.embedder import EmbedderUnavailable, ModelFiles, OnnxEmbedder
-from agent_memory.storage.vectors.fresh import Reusing
-from agent_memory.storage.vectors.health import TaskHealth
-from agent_memory.storage.vectors.indexing_clock import IndexingClock
-from agent_memory.storage.vectors.owner_link import OwnerLink, OwnerService, socket_path
-from agent_memory.storage.vectors.search import LOADING, FreshVectors, QueryVectors, VectorSearch
-from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 
 T = TypeVar("T")
 DELETE_BATCH = 500  # deletions need no embedding: larger batches
 QUIET_SECONDS = 0.25  # no write for this long: indexing may use both cores
 
 log = structlog.get_logger("agent_memory.vectors")
-
-
-def _lower_thread_priority() -> None:
-    """Indexing is background work: on Linux a thread has its own nice value, so requests (and
-    the query thread) win the CPU whenever both want it."""
-    with suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 class VectorRuntime(VectorSync, VectorSearch):
@@ -49,29 +41,17 @@ class VectorRuntime(VectorSync, VectorSearch):
             load_wait_seconds: how long a search that arrives while the model and index are still
                 loading (at start-up) waits for them before answering keyword-only.
         """
+        self._init_task()
         self._db = db
         self._load_wait = load_wait_seconds
         self._fresh = FreshVectors()  # entries embedded in a call, ahead of the index
         self._queries = QueryVectors()  # recent query texts' vectors
         self._index = index
         self._model_files = model_files
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vectors",
-                                            initializer=_lower_thread_priority)
-        self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
         # Indexing embeds the next batch here while the indexing thread writes the last one.
-        self._embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-embedding",
-                                                  initializer=_lower_thread_priority)
-        self._embedder: OnnxEmbedder | None = None
-        self._index_embedder: OnnxEmbedder | None = None
-        self._bulk_embedder: OnnxEmbedder | None = None
-        self._last_write = 0.0
+        self._embed_executor = background_executor("vector-embedding")
         self._index_open = False
-        self._problem: str | None = LOADING
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._tasks: list[asyncio.Task[None]] = []
         self.applied = 0
-        self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
         self._failures = 0
         self._repair_due = False
         self._rebuilding = False
@@ -90,31 +70,25 @@ class VectorRuntime(VectorSync, VectorSearch):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    def _threads(self) -> list[ThreadPoolExecutor]:
+        return [*super()._threads(), self._embed_executor]
+
     async def aclose(self) -> None:
-        self._stopping = True
-        self._wake.set()
         with anyio.CancelScope(shield=True):
-            for task in self._tasks:
-                task.cancel()
-            if self._tasks:
-                await asyncio.wait(self._tasks)  # never raises: how a task ended is `_ended`'s business
+            await self._stop_task()
             if self.abandon_load_on_close and self._loading and self._embedder is None:
                 # The first load, still in flight: nothing was applied yet (the index opens and the
                 # model loads before any apply), so it is left to the process's end, as a kill would
                 # leave it; the index's lock goes with the process.
                 log.info("vector_load_abandoned")
                 self._health.remove()
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._query_executor.shutdown(wait=False, cancel_futures=True)
-                self._embed_executor.shutdown(wait=False, cancel_futures=True)
+                self._shutdown_threads(wait=False)
                 return
             if self._cleanup is not None:
                 await self._cleanup
             await self._release()
             self._health.remove()
-        self._executor.shutdown(wait=True)
-        self._query_executor.shutdown(wait=True)
-        self._embed_executor.shutdown(wait=True)
+        self._shutdown_threads()
 
     async def _release(self) -> None:
         """Close the index and give up its lock (the owner socket first: the next owner binds anew)."""
@@ -124,12 +98,6 @@ class VectorRuntime(VectorSync, VectorSearch):
             self._service = None
         if self._index.holds_lock or self._index.has_client:
             await self._call(self._index.close)
-
-    def notify(self) -> None:
-        """A write queued vector changes: apply them soon."""
-        self._last_write = time.monotonic()
-        self._clock.notified()
-        self._wake.set()
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
@@ -146,16 +114,7 @@ class VectorRuntime(VectorSync, VectorSearch):
         self._open_index()
         if self._embedder is None:
             try:
-                files = self._model_files()
-                # Indexing runs on one core while writes arrive, so a burst of writes never takes the
-                # CPU that requests need, and on both once they pause (its threads run at a lower
-                # priority either way: created here, on the niced indexing thread). A query (one
-                # short text) uses one: measured, a second thread makes it slower (3.7 against 2.6 ms:
-                # waking a thread that may not spin costs more than it saves on a dozen tokens), and it
-                # leaves the other core to the keyword search running beside it.
-                self._index_embedder = OnnxEmbedder(files, threads=1)
-                self._bulk_embedder = self._index_embedder.with_threads(2)
-                self._embedder = self._index_embedder.with_threads(1)
+                self._load_embedders(self._model_files())
             except BaseException:
                 # Without a model this process cannot apply the outbox: let another one own it.
                 self._index.close()
@@ -221,11 +180,6 @@ class VectorRuntime(VectorSync, VectorSearch):
             self._problem = None
         log.info("semantic_search_ready", model=self._embedder.name if self._embedder else None)
         return True
-
-    @property
-    def problem(self) -> str | None:
-        """None when semantic search works, else why not (for `degraded`)."""
-        return self._problem
 
     async def _requeue_all(self) -> None:
         await outbox.requeue_all(self._db, self._embedder.space if self._embedder else None)

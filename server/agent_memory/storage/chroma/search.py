@@ -5,7 +5,6 @@ embedding of entries the index has not caught up with."""
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -14,18 +13,17 @@ from typing import TypeVar
 import structlog
 
 from agent_memory.core.models import Entry
-from agent_memory.core.ports import MeaningUnavailable, Partition, SemanticUnavailable
+from agent_memory.core.ports import Partition, SemanticUnavailable
+from agent_memory.storage.chroma import outbox
+from agent_memory.storage.chroma.chroma_index import ChromaIndex, collection_name
+from agent_memory.storage.chroma.owner_link import OwnerLink
+from agent_memory.storage.chroma.sync import REBUILD_AFTER_FAILURES
+from agent_memory.storage.embedding.embedder import OnnxEmbedder
+from agent_memory.storage.embedding.fresh import FreshVectors
+from agent_memory.storage.embedding.queries import LOADING, QueryVectors
 from agent_memory.storage.sqlite.database import Database
-from agent_memory.storage.vectors import outbox
-from agent_memory.storage.vectors.chroma_index import ChromaIndex, collection_name
-from agent_memory.storage.vectors.embedder import OnnxEmbedder
-from agent_memory.storage.vectors.fresh import FreshVectors
-from agent_memory.storage.vectors.owner_link import OwnerLink
-from agent_memory.storage.vectors.sync import REBUILD_AFTER_FAILURES
 
 T = TypeVar("T")
-LOADING = "semantic search is loading"
-QUERY_CACHE = 256  # query texts whose vectors are kept (the most recently used)
 
 log = structlog.get_logger("agent_memory.vectors")
 
@@ -36,27 +34,6 @@ class StoredAhead:
 
     asked: frozenset[str]
     rows: dict[str, bytes]
-
-
-class QueryVectors:
-    """The vectors of recent query texts (the same text always embeds to the same vector): a
-    question asked again, or asked in another mode, is not embedded again. Used on the event loop
-    only; keyed by the model's name as well, so a model change never serves another's vectors."""
-
-    def __init__(self, size: int = QUERY_CACHE) -> None:
-        self._size = size
-        self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
-
-    def get(self, model: str, text: str) -> list[float] | None:
-        vector = self._vectors.get((model, text))
-        if vector is not None:
-            self._vectors.move_to_end((model, text))
-        return vector
-
-    def keep(self, model: str, text: str, vector: list[float]) -> None:
-        self._vectors[(model, text)] = vector
-        while len(self._vectors) > self._size:
-            self._vectors.popitem(last=False)
 
 
 class VectorSearch:
@@ -194,16 +171,3 @@ class VectorSearch:
     async def _query_call(self, fn: Callable[[], T]) -> T:
         # Queries get their own thread so they never wait behind an indexing batch.
         return await asyncio.get_running_loop().run_in_executor(self._query_executor, fn)
-
-
-class VectorMeaning:
-    """Reflection's `Meaning` port on the vector runtime."""
-
-    def __init__(self, vectors: VectorSearch) -> None:
-        self._vectors = vectors
-
-    async def cosines(self, texts: list[str], entries: list[Entry]) -> list[dict[str, float]]:
-        try:
-            return await self._vectors.cosines(texts, entries)
-        except SemanticUnavailable as exc:
-            raise MeaningUnavailable(str(exc)) from None
