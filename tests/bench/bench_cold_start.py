@@ -6,9 +6,9 @@ The bare server is a minimal `MCPServer` script with one tool, started the same 
 interpreter, its script as argument) as ours (`python -m agent_memory serve` on one data directory,
 as a host restarting it finds its store; the default vector backend). Both get this environment
 without PYTHONDONTWRITEBYTECODE, so the uncounted first run leaves compiled bytecode behind as an
-installed package has it (a source tree's stale bytecode is otherwise recompiled at every start). Runs alternate between the two so that drift on a shared
-machine hits both alike. Each run measures, with a hand-written legacy (2025-11-25) client on the
-pipes (no client library in the timing):
+installed package has it (a source tree's stale bytecode is otherwise recompiled at every start).
+Runs alternate between the two so that drift on a shared machine hits both alike. Each run
+measures, with a hand-written legacy (2025-11-25) client on the pipes (no client library in the timing):
 
 - start: spawn -> `initialize` answered -> `tools/list` answered (what a host waits for);
 - then, after `--idle` seconds without requests, the stop: SIGTERM, SIGINT or stdin closed (in turn)

@@ -264,7 +264,8 @@ def recall_report(title: str, rows: list[dict]) -> None:
               f"{statistics.mean(r['block'] for r in group):>11.3f}{statistics.mean(r['chars'] for r in group):>12.0f}")
     if scored:
         print(f"{'overall':<13}{len(scored):>5}{statistics.mean(r['hit'] for r in scored):>19.3f}"
-              f"{statistics.mean(r['block'] for r in scored):>11.3f}{statistics.mean(r['chars'] for r in scored):>12.0f}")
+              f"{statistics.mean(r['block'] for r in scored):>11.3f}"
+              f"{statistics.mean(r['chars'] for r in scored):>12.0f}")
     with_block = [r["chars"] for r in rows if r["block"]]
     print(f"injected chars per question: mean {statistics.mean(r['chars'] for r in rows):.0f} over all "
           f"{len(rows)} questions, {statistics.mean(with_block) if with_block else 0:.0f} when a block came "
@@ -377,7 +378,7 @@ def main() -> None:
         off_conv: list[bool] = []
         off_empty: list[bool] = []
         empty = project_of("empty-project")
-        for n, conv in enumerate(convs):
+        for conv in convs:
             project = project_of(conv.name)
             block, _ = hooks.run({"session_id": str(uuid.uuid4()), "transcript_path": "", "cwd": str(project),
                                   "hook_event_name": "SessionStart", "source": "startup"}, "SessionStart")
@@ -400,13 +401,17 @@ def main() -> None:
               f"{entries_after_capture} entries; vector index settled {settle_s:.1f} s later")
         recall_report("recall (UserPromptSubmit in the conversation's own project)", rows)
         starts = hooks.times.pop("SessionStart chars", [])
-        print(f"SessionStart blocks: {sum(1 for s in starts if s)}/{len(starts)} non-empty, mean {statistics.mean(starts) if starts else 0:.0f} chars")
+        mean_start = statistics.mean(starts) if starts else 0
+        print(f"SessionStart blocks: {sum(1 for s in starts if s)}/{len(starts)} non-empty, "
+              f"mean {mean_start:.0f} chars")
         print("\noff-topic injection (share of questions that got any block)")
         if off_conv:
-            print(f"  other conversations' questions in a conversation's project: {statistics.mean(off_conv):.3f} "
+            print("  other conversations' questions in a conversation's project: "
+                  f"{statistics.mean(off_conv):.3f} "
                   f"({sum(off_conv)}/{len(off_conv)})")
         if off_empty:
-            print(f"  a conversation's own questions in an empty project (same agent): {statistics.mean(off_empty):.3f} "
+            print("  a conversation's own questions in an empty project (same agent): "
+                  f"{statistics.mean(off_empty):.3f} "
                   f"({sum(off_empty)}/{len(off_empty)})")
         print(cold_line("cold helper", cold_got))
 
@@ -452,7 +457,8 @@ def main() -> None:
                                      "UserPromptSubmit", "UserPromptSubmit, off-topic",
                                      "UserPromptSubmit, empty project", "UserPromptSubmit, cold helper",
                                      "UserPromptSubmit, first block after spawn",
-                                     *[k for k in hooks.times if k.startswith("UserPromptSubmit, ") and "entries" in k]])
+                                     *[k for k in hooks.times
+                                       if k.startswith("UserPromptSubmit, ") and "entries" in k]])
         if args.entries:
             v = hooks.times[big_label]
             ok = pct(v, 0.5) <= 150 and pct(v, 0.95) <= 300

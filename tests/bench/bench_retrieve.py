@@ -213,7 +213,8 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
                 # The floor: a tool that does nothing, through the same server, transport and client.
                 calls.setdefault("floor bench_noop", (ours, "bench_noop", {}))
         round_trips: dict[str, list[float]] = {label: [] for label in calls}
-        for n, (question, aside) in enumerate(zip(asked[:10] + asked, other[:10] + other)):  # the first 10: warm-up
+        warm_and_asked = zip(asked[:10] + asked, other[:10] + other, strict=False)  # the first 10: warm-up
+        for n, (question, aside) in enumerate(warm_and_asked):
             for label, (client, tool, extra) in calls.items():
                 t0 = time.perf_counter()
                 asked_now = aside if extra.get("mode") == "semantic" else question

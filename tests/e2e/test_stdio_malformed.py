@@ -126,7 +126,7 @@ def test_malformed_line_is_answered_and_the_session_goes_on(wire: Wire, case: st
 @pytest.mark.parametrize("depth", [40, 300, 900])
 def test_tool_arguments_nested_hundreds_deep_get_a_tool_result_naming_the_field(wire: Wire, depth: int) -> None:
     wire.next_id += 1
-    wire.send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_crud","arguments":'
+    wire.send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_crud","arguments":'  # noqa: UP031
               '{"action":"create","items":[{"content":"deep","tags":%s}]}}}'
               % (wire.next_id, "[" * depth + '"x"' + "]" * depth))
     answer = wire.receive(60)

@@ -7,7 +7,6 @@ import pytest
 from mcp import Client
 
 from agent_memory import jobs
-
 from tests.conftest import Agent, identity
 
 pytestmark = pytest.mark.anyio

@@ -22,8 +22,8 @@ def visible_entry(
     now: str, denied: list[AuditEvent],
 ) -> Entry:
     """The entry if it lives at (scope, namespace), is unexpired at `now` and passes the
-    entry-level gate (its read list included, for writes too); otherwise NOT_FOUND, so a lookup never reveals an entry elsewhere. An
-    entry-level denial is appended to `denied` for the audit.
+    entry-level gate (its read list included, for writes too); otherwise NOT_FOUND, so a lookup
+    never reveals an entry elsewhere. An entry-level denial is appended to `denied` for the audit.
 
     Raises:
         NotFound: no such entry here.
