@@ -90,3 +90,71 @@ def test_distinct_keeps_what_the_pairwise_check_keeps() -> None:
             if not any(near_duplicate(text, k) for k in kept):
                 kept.append(text)
         assert distinct(texts, lambda t: t, limit) == kept
+
+
+def test_ascii_words_split_as_unicode61_splits_them() -> None:
+    """`QueryStemmer.counts` splits ASCII text itself: every ASCII character must be a token
+    character there exactly when FTS5's unicode61 makes it one, and the counts must be FTS5's."""
+    stemmer = bm25.QueryStemmer()
+    rng = random.Random(11)
+    texts = [f"Run{chr(c)}ning lake{chr(c)}{chr(c)}x {chr(c)}kids" for c in range(1, 128)]
+    texts += ["".join(chr(rng.randrange(1, 128)) for _ in range(rng.randint(1, 80))) for _ in range(300)]
+    for rowid, text in enumerate(texts, start=1):
+        doc = (rowid, text, f'["{rng.choice(texts)[:8]}"]')
+        from_fts = _weighted(_all_terms(doc))
+        # Any term either side would name: one the split here made up shows as a key FTS5 lacks.
+        asked = sorted(set(stemmer.terms(bm25._ASCII_WORD.findall(doc[1] + " " + doc[2])))
+                       | {term for _, term in from_fts})
+        assert stemmer.counts([doc], asked) == from_fts, doc
+        assert stemmer.counts([doc], asked) == from_fts, doc  # remembered
+
+
+def _all_terms(doc: tuple[int, str, str]) -> list[tuple[int, str, object, int]]:
+    """Every (doc, term, column, count) FTS5 itself gives this document."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE d USING fts5(content, tags, tokenize='porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE d_hits USING fts5vocab(d, 'instance')")
+    conn.execute("INSERT INTO d (rowid, content, tags) VALUES (?, ?, ?)", doc)
+    return conn.execute("SELECT doc, term, col, COUNT(*) FROM d_hits GROUP BY doc, term, col").fetchall()
+
+
+def _weighted(hits: list[tuple[int, str, object, int]]) -> dict[tuple[int, str], float]:
+    out: dict[tuple[int, str], float] = {}
+    for doc, term, col, count in hits:
+        weight = bm25.COLUMN_WEIGHTS[col if isinstance(col, int) else (0 if col == "content" else 1)]
+        out[(doc, term)] = out.get((doc, term), 0.0) + weight * count
+    return out
+
+
+async def test_remembered_counts_and_statistics_follow_every_change(conn: sqlite3.Connection,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept document counts and index statistics give what a fresh read gives, after the
+    text of an entry changes, entries are added or removed, by this connection or another."""
+    monkeypatch.setattr(bm25, "SCAN_PER_DOC", 0)  # the candidates' own text, always
+    stemmer, stats = bm25.QueryStemmer(), bm25.TermStats()
+    other = sqlite3.connect(conn.execute("PRAGMA database_list").fetchone()[2])
+    stems = stemmer.terms(["caroline", "lake", "running", "kids", "café"])
+
+    def both() -> tuple[dict, dict]:
+        rowids = [row[0] for row in conn.execute("SELECT rowid FROM entries ORDER BY rowid LIMIT 200")]
+        kept = bm25.rescore(conn, stems, rowids, stemmer, stats=stats)
+        return kept, bm25.rescore(conn, stems, rowids, bm25.QueryStemmer(), stats=bm25.TermStats())
+
+    changes = [
+        (conn, "UPDATE entries SET content = 'caroline caroline lake' WHERE rowid = 3"),
+        (other, "UPDATE entries SET content = 'running kids café', tags = '[\"lake\"]' WHERE rowid = 5"),
+        (other, "DELETE FROM entries WHERE rowid IN (7, 8, 9)"),
+        (conn, "INSERT INTO entries (id, scope, namespace, team, owner_agent_id, content, tags, priority, source,"
+               " confidence, layer, created_at, updated_at, version, etag) VALUES ('mem_new', 'agent', 'ns', 'red',"
+               " 'alice', 'lake lake lake caroline', '[]', 'medium', 'manual', 1.0, 'long_term',"
+               " '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z', 1, 'e')"),
+        (other, "UPDATE entries SET content = 'naïve café à Zürich caroline' WHERE rowid = 11"),
+    ]
+    kept, fresh = both()
+    assert kept == fresh
+    for who, sql in changes:
+        who.execute(sql)
+        who.commit()
+        kept, fresh = both()
+        assert kept == fresh, sql
+        assert stats.total(conn) == conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]

@@ -79,7 +79,9 @@ class RetrievalService:
         floors = self._floors(planned, found, ranked)
         fitted = _fit(planned, floors.kept)
         stages["assemble"] = _ms(mark)
+        mark = time.perf_counter()
         items = await self._render(call, fitted.items)
+        stages["render"] = _ms(mark)
         stages["total"] = _ms(started)
         degraded = found.degraded
         if (trouble := self._audit.trouble()) is not None:

@@ -11,7 +11,7 @@ from agent_memory.core.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
 from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.search import readable_partitions, visibility
-from agent_memory.storage.sqlite.bm25 import QueryStemmer, entry_count, rescore, selective_terms
+from agent_memory.storage.sqlite.bm25 import QueryStemmer, TermStats, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.dialect import SQLITE
 from agent_memory.storage.sqlite.fts import fts_query
@@ -55,6 +55,7 @@ class SqliteRetrievalStore:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._stemmer = QueryStemmer()
+        self._stats = TermStats()  # the index's term statistics, kept while nothing is committed
         self._best = BestMatches()
 
     async def keyword_candidates(self, terms: list[str], partitions: list[Partition], areas: tuple[Area, ...],
@@ -86,11 +87,11 @@ class SqliteRetrievalStore:
         def search(conn: sqlite3.Connection, partitions: list[Partition]) -> list[tuple[Entry, int, float, float]]:
             where, params = _visibility(partitions, areas, filters)
             key = (tuple(partitions), areas, replace(filters, now=""))
-            total = entry_count(conn)
-            match = fts_query(selective_terms(conn, terms, self._stemmer, total=total))
+            stats = self._stats
+            match = fts_query(selective_terms(conn, terms, self._stemmer, stats=stats))
             rows = self._best(conn, match, where, params, limit, key)
-            scores = rescore(conn, stems, [int(row[width]) for row in rows], self._stemmer, total=total,
-                             docs=_docs(rows, width))
+            scores = rescore(conn, stems, [int(row[width]) for row in rows], self._stemmer, docs=_docs(rows, width),
+                             stats=stats)
             return [(row_to_entry(row[:width]), int(row[width]), *scores.get(int(row[width]), (0.0, 0.0)))
                     for row in rows]
 
@@ -100,7 +101,7 @@ class SqliteRetrievalStore:
         if not terms or not seqs:
             return {}
         stems = self._stemmer.terms(terms)
-        return await self._db.read(lambda conn: rescore(conn, stems, seqs, self._stemmer))
+        return await self._db.read(lambda conn: rescore(conn, stems, seqs, self._stemmer, stats=self._stats))
 
     async def visible_scored(self, entry_ids: list[str], partitions: list[Partition], areas: tuple[Area, ...],
                              filters: CandidateFilter, terms: list[str]
@@ -117,7 +118,8 @@ class SqliteRetrievalStore:
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Entry, int]], dict[int, tuple[float, float]]]:
             rows = conn.execute(sql, [*entry_ids, *params]).fetchall()
             found = [(row_to_entry(row[:width]), int(row[width])) for row in rows]
-            return found, rescore(conn, stems, [seq for _, seq in found], self._stemmer, docs=_docs(rows, width))
+            return found, rescore(conn, stems, [seq for _, seq in found], self._stemmer, docs=_docs(rows, width),
+                                  stats=self._stats)
 
         return await self._db.read(read)
 
