@@ -236,7 +236,7 @@ async def run(size: int, n_queries: int, reference: list[str] | None, backends: 
         if label.startswith("ours"):
             mine = retrieves[label.split(" ", 1)[0]][MODES.index(label.rsplit(" ", 1)[1])::len(MODES)]
             print(f"      server-side {spread([e['duration_ms'] for e in mine])}")
-            for stage in ("keyword", "semantic", "fuse", "rank", "assemble"):
+            for stage in ("partitions", "keyword", "semantic", "fuse", "rank", "assemble", "render"):
                 print(f"      stage {stage:<9} {spread([e['stages_ms'].get(stage, 0.0) for e in mine])}")
     print("  summary p50: " + ", ".join(f"{label} {statistics.median(v):.1f} ms" for label, v in round_trips.items()))
 

@@ -158,3 +158,38 @@ async def test_remembered_counts_and_statistics_follow_every_change(conn: sqlite
         kept, fresh = both()
         assert kept == fresh, sql
         assert stats.total(conn) == conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+
+async def test_matched_words_keep_the_rarest_within_the_budget(conn: sqlite3.Connection) -> None:
+    """Beyond the two rarest words, the next rarest join the MATCH while all of them together hold
+    at most `budget` entries (and each at most a tenth of the store)."""
+    stemmer, stats = bm25.QueryStemmer(), bm25.TermStats()
+    words = ["caroline", "lake", "pottery", "kids", "camping", "support"]
+    df = {w: stats.terms(conn, stemmer.terms([w]))[stemmer.terms([w])[0]][0] for w in words}
+    ordered = sorted(words, key=lambda w: df[w])
+    for budget in (0, df[ordered[2]], df[ordered[2]] + df[ordered[3]], 10**6):
+        chosen = bm25.selective_terms(conn, words, stemmer, total=100_000, stats=stats, budget=budget)
+        expected, held = set(ordered[:2]), 0
+        for word in ordered[2:]:
+            held += df[word]
+            if held > budget:
+                break
+            expected.add(word)
+        assert chosen == [w for w in words if w in expected], budget
+    # A small store is matched on every word; a word in over a tenth of the store only as one of the rarest two.
+    assert bm25.selective_terms(conn, words, stemmer, stats=stats, budget=0) == words
+    share = (df[ordered[2]] - 0.5) / 100_000
+    assert set(bm25.selective_terms(conn, words, stemmer, share, total=100_000, stats=stats, budget=10**6)) == \
+        set(ordered[:2])
+
+
+def test_matched_lexemes_on_postgresql_keep_the_rarest_within_the_budget() -> None:
+    from agent_memory.storage.postgres.bm25 import selective
+
+    df = {"a": 10, "b": 20, "c": 3000, "d": 2500, "e": 9000, "f": 40}
+    lexemes = sorted(df)
+    assert selective(lexemes, df, 100_000) == ["a", "b", "d", "f"]  # c would bring the total to 5,540
+    assert selective(lexemes, df, 100_000, budget=10**6) == lexemes
+    assert selective(lexemes, df, 100_000, budget=0) == ["a", "b"]
+    assert selective(lexemes, df, 20_000, budget=10**6) == ["a", "b", "f"]  # d: over a tenth of 20,000
+    assert selective(lexemes, df, 4_999, budget=0) == lexemes  # a small store: every lexeme

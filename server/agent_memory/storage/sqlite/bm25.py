@@ -16,6 +16,7 @@ from collections import Counter, OrderedDict
 
 K1 = 1.2
 MIN_ENTRIES_TO_PRUNE = 5000
+MATCH_BUDGET = 5000  # entries the matched words may hold between them, beyond the rarest two
 COLUMN_WEIGHTS = {0: 1.0, 1: 0.5}  # content, tags
 STEM_CACHE = 50_000  # words whose stems are remembered (most recently used)
 DOC_CACHE = 20_000  # documents whose term counts are remembered (until their text changes)
@@ -181,10 +182,11 @@ def entry_count(conn: sqlite3.Connection) -> int:
 
 def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QueryStemmer,
                     max_share: float = 0.1, keep: int = 2, *, total: int | None = None,
-                    stats: TermStats | None = None) -> list[str]:
-    """The query words worth a MATCH: those whose stem is in at most `max_share` of all entries
-    (a word in most memories adds little to BM25 but makes FTS5 score most of the index). The
-    `keep` rarest words always stay. Every word still counts when the candidates are rescored."""
+                    stats: TermStats | None = None, budget: int = MATCH_BUDGET) -> list[str]:
+    """The query words worth a MATCH: the `keep` rarest always, then the next rarest while each
+    word's stem is in at most `max_share` of all entries and all of them together in at most
+    `budget` more (a word in many memories adds little to BM25 but makes FTS5 score them all).
+    Every word still counts when the candidates are rescored."""
     if len(words) <= keep:
         return words
     stats = stats or TermStats()
@@ -197,8 +199,13 @@ def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QuerySt
         return words
     df = {term: doc for term, (doc, _) in stats.terms(conn, wanted).items()}
     rarity = {word: max((df.get(s, 0) for s in found), default=0) for word, found in stems.items()}
-    ordered = sorted(words, key=lambda w: rarity[w])
-    chosen = set(ordered[:keep]) | {w for w in words if rarity[w] <= max_share * total}
+    ordered = sorted(dict.fromkeys(words), key=lambda w: rarity[w])
+    chosen, held = set(ordered[:keep]), 0
+    for word in ordered[keep:]:
+        held += rarity[word]
+        if rarity[word] > max_share * total or held > budget:
+            break  # the rest are commoner still
+        chosen.add(word)
     return [w for w in words if w in chosen]
 
 
