@@ -78,38 +78,38 @@ class QueryStemmer:
         other document is tokenised by FTS5 itself (`hits`)."""
         wanted = list(dict.fromkeys(stems))  # in the caller's (FTS5's) order: sums add up as `hits`' do
         out: dict[tuple[int, str], float] = {}
-        other = []
+        other, fresh = [], []
         with self._lock:
             for doc in docs:
                 rowid, content, tags = doc
                 known = self._docs.get(rowid)
-                if known is None or known[0] != content or known[1] != tags:
-                    if not (content.isascii() and tags.isascii()):
-                        other.append(doc)
-                        continue
-                    known = (content, tags, self._tally(content, tags))
-                    self._docs[rowid] = known
-                    if len(self._docs) > DOC_CACHE:
-                        self._docs.popitem(last=False)
-                else:
+                if known is not None and known[0] == content and known[1] == tags:
                     self._docs.move_to_end(rowid)
-                tally = known[2]
-                for stem in wanted:
-                    if stem in tally:
-                        out[(rowid, stem)] = tally[stem]
+                    _pick(out, rowid, known[2], wanted)
+                elif content.isascii() and tags.isascii():
+                    fresh.append((doc, [(Counter(_ASCII_WORD.findall(text.lower())), COLUMN_WEIGHTS[col])
+                                        for col, text in ((0, content), (1, tags))]))
+                else:
+                    other.append(doc)
+            # The words never seen before, of all these documents at once: one pass through FTS5.
+            new = dict.fromkeys(w for _, columns in fresh for words, _ in columns for w in words if w not in self._words)
+            if new:
+                self._stem(list(new))
+            for (rowid, content, tags), columns in fresh:
+                tally = self._tally(columns)
+                self._docs[rowid] = (content, tags, tally)
+                if len(self._docs) > DOC_CACHE:
+                    self._docs.popitem(last=False)
+                _pick(out, rowid, tally, wanted)
         if other:
             for doc, term, col, count in self.hits(other, wanted):
                 weight = COLUMN_WEIGHTS.get(col if isinstance(col, int) else (0 if col == "content" else 1), 0.5)
                 out[(doc, term)] = out.get((doc, term), 0.0) + weight * count
         return out
 
-    def _tally(self, content: str, tags: str) -> dict[str, float]:
-        """Weighted count of every stem in an ASCII document (called holding the lock)."""
-        columns = [(Counter(_ASCII_WORD.findall(text.lower())), COLUMN_WEIGHTS[col])
-                   for col, text in ((0, content), (1, tags))]
-        new = [w for words, _ in columns for w in words if w not in self._words]
-        if new:
-            self._stem(list(dict.fromkeys(new)))
+    def _tally(self, columns: list[tuple[Counter[str], float]]) -> dict[str, float]:
+        """Weighted count of every stem of a document's words (each column's words counted, and
+        its weight), all of them stemmed already (called holding the lock)."""
         stems_of = self._words
         tally: dict[str, float] = {}
         for words, weight in columns:
@@ -131,6 +131,12 @@ class QueryStemmer:
             finally:
                 self._conn.execute("INSERT INTO d (d) VALUES ('delete-all')")
                 self._conn.execute("COMMIT")
+
+
+def _pick(out: dict[tuple[int, str], float], rowid: int, tally: dict[str, float], wanted: list[str]) -> None:
+    for stem in wanted:
+        if stem in tally:
+            out[(rowid, stem)] = tally[stem]
 
 
 class TermStats:
