@@ -92,7 +92,8 @@ class QueryStemmer:
                 else:
                     other.append(doc)
             # The words never seen before, of all these documents at once: one pass through FTS5.
-            new = dict.fromkeys(w for _, columns in fresh for words, _ in columns for w in words if w not in self._words)
+            new = dict.fromkeys(w for _, columns in fresh for words, _ in columns for w in words
+                                if w not in self._words)
             if new:
                 self._stem(list(new))
             for (rowid, content, tags), columns in fresh:
