@@ -55,6 +55,7 @@ from tests.bench.locomo_data import DEFAULT, locomo_dir  # noqa: E402
 from tests.npm_cache import node_script  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu_share  # noqa: E402
 import indexing_report  # noqa: E402
 from indexing_report import load  # noqa: E402
 from pg_bench import bench_postgres  # noqa: E402
@@ -155,6 +156,8 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
         during.append((time.perf_counter() - t0) * 1000)
         assert not answer.is_error, answer.content
 
+    server_pid = cpu_share.find_server(data_dir)
+    cpu_before = cpu_share.sample(server_pid) if server_pid is not None else None
     started = time.perf_counter()
     for n, start in enumerate(range(0, size, 10)):
         result = await client.call_tool("memory_crud", {
@@ -176,8 +179,10 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
                 await retrieve_now(n := n + 1)
             await anyio.sleep(0.5)
     indexed = time.perf_counter() - started
+    cpu_after = cpu_share.sample(server_pid) if server_pid is not None else None
     print(f"  {label}: searchable by meaning after {indexed:.1f} s ({indexed - written:.1f} s after the last "
           f"write); indexed {size / indexed:.0f} entries/s  [{load()}]", flush=True)
+    print(f"    {cpu_share.report(cpu_before, cpu_after)}")
     indexing_report.report(label, size, indexed, log_path, items, EMBED_SAMPLE[0] if source is None else 0,
                            INDEX_BATCH, during)
     return client, log_path
