@@ -97,3 +97,28 @@ def test_a_model_that_is_not_the_expected_shape_is_used_as_shipped(tmp_path: Pat
 
 def test_a_model_directory_is_never_rewritten(tmp_path: Path) -> None:
     assert default_model_files(str(tmp_path)).int8_compute is False
+
+
+def test_two_one_thread_sessions_embed_as_one_session_does() -> None:
+    """`SplitEmbedder` (indexing on both cores) gives each text the vector one session gives it
+    in the same call: the runs are cut alike, every other one on the second session."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent_memory.storage.embedding.split import SplitEmbedder
+
+    one = OnnxEmbedder(default_model_files(), threads=1)
+    with ThreadPoolExecutor(max_workers=1) as helper:
+        split = SplitEmbedder(one, one.with_threads(1), helper)
+        assert split.name == one.name and split.space == one.space
+        texts = [f"{text} ({i} {'more words ' * (i % 7)})" for i in range(9) for text in TEXTS]  # 54: 4 runs
+        for batch in (texts, texts[:10], texts[:1], []):
+            assert np.allclose(split.embed_array(batch), one.embed_array(batch), atol=1e-5)
+        assert np.allclose(np.array(split.embed(texts[:3])), one.embed_array(texts[:3]), atol=1e-5)
+
+        class Broken(OnnxEmbedder):
+            def embed_into(self, *args: object) -> None:
+                raise RuntimeError("the second session failed")
+
+        broken = SplitEmbedder(one, object.__new__(Broken), helper)
+        with pytest.raises(RuntimeError, match="second session"):
+            broken.embed_array(texts)

@@ -145,11 +145,15 @@ class OnnxEmbedder:
 
     def embed_array(self, texts: list[str]) -> Any:
         """The same as a float32 array of shape (len(texts), dimensions)."""
+        out = self._np.zeros((len(texts), DIMENSIONS), dtype=self._np.float32)
+        self.embed_into(texts, batches(texts), out)
+        return out
+
+    def embed_into(self, texts: list[str], groups: list[list[int]], out: Any) -> None:
+        """Embed the texts of each group (indexes into `texts`, one `session.run` each) into those
+        rows of `out`."""
         np = self._np
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch together
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), BATCH_SIZE):
-            batch = order[start:start + BATCH_SIZE]
+        for batch in groups:
             encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
             width = max(len(e.ids) for e in encodings)
             ids = np.zeros((len(batch), width), dtype=np.int64)
@@ -165,4 +169,9 @@ class OnnxEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
             out[batch] = pooled
-        return out
+
+
+def batches(texts: list[str]) -> list[list[int]]:
+    """How `embed_array` groups texts: by length (similar lengths pad less), `BATCH_SIZE` a run."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[start:start + BATCH_SIZE] for start in range(0, len(order), BATCH_SIZE)]

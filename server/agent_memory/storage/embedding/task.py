@@ -21,6 +21,7 @@ from agent_memory.storage.embedding.embedder import ModelFiles, OnnxEmbedder
 from agent_memory.storage.embedding.health import TaskHealth
 from agent_memory.storage.embedding.indexing_clock import IndexingClock
 from agent_memory.storage.embedding.queries import LOADING
+from agent_memory.storage.embedding.split import SplitEmbedder
 
 STOPPED = "semantic search unavailable: the background vector task stopped; restart the server"
 
@@ -46,11 +47,12 @@ class VectorTask:
 
     def _init_task(self) -> None:
         self._executor = background_executor("vectors")
+        self._split_executor = background_executor("vectors-split")  # `SplitEmbedder`'s second session
         # Queries get their own thread (at the request's priority): never behind an indexing batch.
         self._query_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-queries")
         self._embedder: OnnxEmbedder | None = None  # queries: one core
         self._index_embedder: OnnxEmbedder | None = None  # indexing while writes arrive: one core
-        self._bulk_embedder: OnnxEmbedder | None = None  # indexing once writes pause: both cores
+        self._bulk_embedder: OnnxEmbedder | SplitEmbedder | None = None  # indexing once writes pause: both cores
         self._problem: str | None = LOADING
         self._last_write = 0.0
         self._wake = asyncio.Event()
@@ -59,16 +61,18 @@ class VectorTask:
         self._clock = IndexingClock()  # where indexing time goes (logged when caught up)
 
     def _threads(self) -> list[ThreadPoolExecutor]:
-        return [self._executor, self._query_executor]
+        return [self._executor, self._split_executor, self._query_executor]
 
     def _load_embedders(self, files: ModelFiles) -> None:
         """Called on the niced indexing thread, so the indexing sessions' threads run niced too.
         Indexing runs on one core while writes arrive (a burst of writes never takes the CPU that
-        requests need) and on both once they pause. A query (one short text) uses one: measured, a
-        second thread makes it slower (3.7 against 2.6 ms: waking a thread that may not spin costs
-        more than it saves on a dozen tokens), and it leaves the other core to the keyword search."""
+        requests need) and on both once they pause, as two one-thread sessions (`split.py`). A
+        query (one short text) uses one: measured, a second thread makes it slower (3.7 against
+        2.6 ms: waking a thread that may not spin costs more than it saves on a dozen tokens), and
+        it leaves the other core to the keyword search."""
         self._index_embedder = OnnxEmbedder(files, threads=1)
-        self._bulk_embedder = self._index_embedder.with_threads(2)
+        self._bulk_embedder = SplitEmbedder(self._index_embedder, self._index_embedder.with_threads(1),
+                                            self._split_executor)
         self._embedder = self._index_embedder.with_threads(1)
 
     def _start_task(self, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
