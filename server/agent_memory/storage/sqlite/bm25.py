@@ -20,7 +20,7 @@ MATCH_BUDGET = 5000  # entries the matched words may hold between them, beyond t
 COLUMN_WEIGHTS = {0: 1.0, 1: 0.5}  # content, tags
 STEM_CACHE = 50_000  # words whose stems are remembered (most recently used)
 DOC_CACHE = 20_000  # documents whose term counts are remembered (until their text changes)
-TERM_CACHE = 50_000  # terms whose index statistics are remembered (until anything is committed)
+TERM_CACHE = 50_000  # terms whose index statistics are remembered (until the index changes)
 SCAN_PER_DOC = 40  # see `rescore`: above this many term occurrences per candidate, tokenise the candidates
 # unicode61's token characters among ASCII: letters and digits, nothing else (case folded).
 _ASCII_WORD = re.compile(r"[0-9A-Za-z]+")
