@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agent_memory.core.ports import CandidateFilter, Partition
@@ -54,3 +55,17 @@ def readable_partitions(d: Dialect, conn: Any, areas: tuple[Area, ...], namespac
     if namespaces:
         partitions = [p for p in partitions if p.namespace in namespaces]
     return partitions
+
+
+def rarest(terms: list[str], df: Mapping[str, int], keep: int, most_each: float, budget: int) -> set[str]:
+    """Which of `terms` a keyword MATCH takes (SQLite's `selective_terms`, PostgreSQL's
+    `selective`): the `keep` rarest by `df` (entries holding each), then the next rarest while
+    each is in at most `most_each` entries and all of those together in at most `budget`."""
+    ordered = sorted(dict.fromkeys(terms), key=lambda term: df[term])
+    chosen, held = set(ordered[:keep]), 0
+    for term in ordered[keep:]:
+        held += df[term]
+        if df[term] > most_each or held > budget:
+            break  # the rest are commoner still
+        chosen.add(term)
+    return chosen

@@ -25,6 +25,8 @@ from collections import OrderedDict
 
 import psycopg
 
+from agent_memory.storage.frame.search import rarest
+
 K1 = 1.2  # as SQLite's
 TAGS_WEIGHT = 0.5  # content counts 1.0, as SQLite's column weights
 CONFIG = "english"  # the text search configuration of entry_search_vector (migration 001)
@@ -151,13 +153,7 @@ def selective(lexemes: list[str], df: dict[str, int], total: int, max_share: flo
     of the top 10 unchanged). Every lexeme still counts in the ranking and the scores."""
     if len(lexemes) <= keep or total < MIN_ENTRIES_TO_PRUNE:
         return lexemes
-    ordered = sorted(lexemes, key=lambda lex: df[lex])
-    chosen, held = set(ordered[:keep]), 0
-    for lex in ordered[keep:]:
-        held += df[lex]
-        if df[lex] > max_share * total or held > budget:
-            break  # the rest are commoner still
-        chosen.add(lex)
+    chosen = rarest(lexemes, df, keep, max_share * total, budget)
     return [lex for lex in lexemes if lex in chosen]
 
 

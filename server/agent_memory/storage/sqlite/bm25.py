@@ -14,6 +14,8 @@ import sqlite3
 import threading
 from collections import Counter, OrderedDict
 
+from agent_memory.storage.frame.search import rarest
+
 K1 = 1.2
 MIN_ENTRIES_TO_PRUNE = 5000
 MATCH_BUDGET = 5000  # entries the matched words may hold between them, beyond the rarest two
@@ -206,13 +208,7 @@ def selective_terms(conn: sqlite3.Connection, words: list[str], stemmer: QuerySt
         return words
     df = {term: doc for term, (doc, _) in stats.terms(conn, wanted).items()}
     rarity = {word: max((df.get(s, 0) for s in found), default=0) for word, found in stems.items()}
-    ordered = sorted(dict.fromkeys(words), key=lambda w: rarity[w])
-    chosen, held = set(ordered[:keep]), 0
-    for word in ordered[keep:]:
-        held += rarity[word]
-        if rarity[word] > max_share * total or held > budget:
-            break  # the rest are commoner still
-        chosen.add(word)
+    chosen = rarest(words, rarity, keep, max_share * total, budget)
     return [w for w in words if w in chosen]
 
 
