@@ -36,29 +36,16 @@ from mcp.client.stdio import stdio_client
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+from bench_cold_start import BARE  # noqa: E402  (the same bare server both benches time)
 from bench_retrieve import reference_command  # noqa: E402
+from cpu_share import TICK, cpu_ticks, stat_fields  # noqa: E402
 
-BARE = '''
-from mcp.server.mcpserver import MCPServer
-
-server = MCPServer("bare")
-
-
-@server.tool()
-def noop() -> str:
-    """Does nothing."""
-    return "ok"
-
-
-server.run()
-'''
 WARM_UP = 30
 
 
 def usage(pid: int) -> tuple[float, int]:
     """CPU seconds and context switches (voluntary and not, every thread) of process `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cpu = cpu_ticks(stat_fields(Path(f"/proc/{pid}/stat").read_text())) / TICK
     switches = 0
     for task in os.listdir(f"/proc/{pid}/task"):
         for line in Path(f"/proc/{pid}/task/{task}/status").read_text().splitlines():

@@ -17,12 +17,12 @@ TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PROC = Path("/proc")
 
 
-def _fields(stat: str) -> list[str]:
+def stat_fields(stat: str) -> list[str]:
     """The fields of a /proc stat line after the command name (which may hold spaces)."""
     return stat[stat.rindex(")") + 2:].split()
 
 
-def _ticks(fields: list[str]) -> int:
+def cpu_ticks(fields: list[str]) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
@@ -53,24 +53,24 @@ class Sample:
 
 def sample(pid: int) -> Sample | None:
     try:
-        server = _ticks(_fields((PROC / str(pid) / "stat").read_text()))
+        server = cpu_ticks(stat_fields((PROC / str(pid) / "stat").read_text()))
         niced = 0
         for task in (PROC / str(pid) / "task").iterdir():
             try:
-                fields = _fields((task / "stat").read_text())
+                fields = stat_fields((task / "stat").read_text())
             except OSError:
                 continue
             if int(fields[16]) > 0:
-                niced += _ticks(fields)
+                niced += cpu_ticks(fields)
         postgres = 0
         for entry in PROC.iterdir():
             if entry.name.isdigit():
                 try:
                     if (entry / "comm").read_text().strip() == "postgres":
-                        postgres += _ticks(_fields((entry / "stat").read_text()))
+                        postgres += cpu_ticks(stat_fields((entry / "stat").read_text()))
                 except OSError:
                     continue
-        client = _ticks(_fields((PROC / "self" / "stat").read_text()))
+        client = cpu_ticks(stat_fields((PROC / "self" / "stat").read_text()))
         cpu = [int(v) for v in (PROC / "stat").read_text().splitlines()[0].split()[1:]]
         idle = cpu[3] + cpu[4]  # idle, iowait
         return Sample(server, niced, postgres, client, sum(cpu[:8]) - idle, idle)
