@@ -17,6 +17,14 @@ has not reached is found by the retrieve's in-line embedding, `retrieval_inline_
 `retrieval_inline_embed_ms`), and reports that figure beside the settled one, with how many
 answers said `degraded` and how many memories they searched by keyword only. `--cpu-hog` runs a
 CPU-bound process pinned to one core for the whole run (a loaded machine).
+
+Recall in a crowd: `--distractors N` writes N other memories into each conversation's store,
+interleaved with its turns (the conversation keeps its order): the other conversations' turns,
+then, past those, sentences joined from two of them (`distractors`). None is one of the asked
+conversation's turns, so the score still counts only its own; what changes is how many entries
+compete (the keyword search's word choice and candidate depth act from a few thousand
+entries). In mode keyword the store has no vector index (`vector_backend = none`: keyword ranking
+never reads it), which makes a 100,000-entry store a matter of minutes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -59,31 +68,61 @@ def hog() -> None:
         pass
 
 
+def distractors(folder: Path, count: int) -> list[str]:
+    """`count` texts from the conversations beside `folder`: their turns (shuffled), then each
+    of those followed by the first sentence of another, numbered (so no two are the same)."""
+    rng = random.Random(f"{folder.name}:{count}")
+    others = [m["text"] for other in sorted(folder.parent.iterdir()) if other.is_dir() and other != folder
+              for m in read_jsonl(other / "memories.jsonl")]
+    rng.shuffle(others)
+    out = others[:count]
+    while len(out) < count:
+        a, b = rng.choice(others), rng.choice(others)
+        out.append(f"{a} {b.split(': ', 1)[-1].split('. ')[0]}. (note {len(out)})")
+    return out
+
+
+def interleave(memories: list[dict], crowd: list[str], seed: str) -> list[dict | str]:
+    """The memories in their order, with the crowd's texts spread among them at random places."""
+    total = len(memories) + len(crowd)
+    mine = set(random.Random(seed).sample(range(total), len(memories)))
+    own, other = iter(memories), iter(crowd)
+    return [next(own) if i in mine else next(other) for i in range(total)]
+
+
 async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None,
-                                ask_after: float | None = None, fresh: dict | None = None) -> list[dict]:
+                                ask_after: float | None = None, fresh: dict | None = None,
+                                crowd: int = 0) -> list[dict]:
     """Settled (`ask_after` None: questions once the index has caught up), else asked `ask_after`
-    seconds after loading, with in-line embedding (`fresh`: settings overriding its defaults)."""
+    seconds after loading, with in-line embedding (`fresh`: settings overriding its defaults);
+    `crowd`: distractors written among the turns."""
     memories = read_jsonl(folder / "memories.jsonl")
     queries = read_jsonl(folder / "queries.jsonl")
     agent = folder.name
-    store = {"backend": "postgres", "postgres_url": postgres_url} if postgres_url else {}
+    setup: dict[str, object] = {"backend": "postgres", "postgres_url": postgres_url} if postgres_url else {}
+    if mode == "keyword":
+        setup["vector_backend"] = "none"
+    if crowd:
+        setup["max_entries_per_namespace"] = max(10_000, len(memories) + crowd + 1000)
+    written = interleave(memories, distractors(folder, crowd), agent) if crowd else memories
     # Settled: no in-line embedding, so "found by meaning" below means "indexed".
     inline = dict(fresh or {}) if ask_after is not None else {"retrieval_inline_embed_max": 0}
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"locomo-{agent}-"), "agent_id": agent, "team": "locomo",
-        "rate_limit_per_second": 0, "log_level": "warning", **inline, **store})
+        "rate_limit_per_second": 0, "log_level": "warning", **inline, **setup})
     results = []
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}
         started = time.perf_counter()
-        for start in range(0, len(memories), 10):
-            batch = memories[start:start + 10]
+        for start in range(0, len(written), 10):
+            batch = written[start:start + 10]
             created = await client.call_tool("memory_crud", {
-                "action": "create", "items": [{"content": m["text"]} for m in batch]})
+                "action": "create", "items": [{"content": m if isinstance(m, str) else m["text"]} for m in batch]})
             assert not created.is_error, created.structured_content
             for memory, entry in zip(batch, created.structured_content["items"], strict=True):
-                dia_of[entry["id"]] = memory["dia_id"]
-        last = memories[-1]["text"]
+                if not isinstance(memory, str):
+                    dia_of[entry["id"]] = memory["dia_id"]
+        last = written[-1] if isinstance(written[-1], str) else written[-1]["text"]
         if ask_after is not None:
             await anyio.sleep(ask_after)
         with anyio.fail_after(600):  # the outbox is applied in order: the last one indexed means all
@@ -105,7 +144,7 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
             assert not answer.is_error and (ask_after is not None or data["degraded"] is None), data
             degraded += data["degraded"] is not None
             keyword_only += data["keyword_only"]
-            ranked = [dia_of[i["id"]] for i in data["items"]]
+            ranked = [dia_of.get(i["id"], "") for i in data["items"]]
             evidence = set(query["evidence"])
             first = next((rank for rank, dia in enumerate(ranked[:10], 1) if dia in evidence), None)
             results.append({
@@ -115,7 +154,8 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
                 "mrr": 1 / first if first else 0.0,
             })
     loaded = "indexed" if ask_after is None else f"+{ask_after:g} s"
-    print(f"{agent} ({'postgres' if postgres_url else 'sqlite'}): {len(memories)} memories loaded+{loaded} in "
+    crowded = f" among {crowd} others" if crowd else ""
+    print(f"{agent} ({'postgres' if postgres_url else 'sqlite'}): {len(memories)} memories{crowded} loaded+{loaded} in "
           f"{load_seconds:.1f} s, {len(queries)} queries, retrieve first {latencies[0]:.0f} ms, p50 "
           f"{statistics.median(latencies):.1f} ms, max {max(latencies):.0f} ms; {degraded} answers degraded, "
           f"{keyword_only} memories keyword-only in all; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
@@ -157,6 +197,8 @@ def main() -> None:
     parser.add_argument("--inline-ms", type=float, help="retrieval_inline_embed_ms for --ask-after (default: the "
                                                         "server's)")
     parser.add_argument("--cpu-hog", action="store_true", help="run a CPU-bound process on one core for the run")
+    parser.add_argument("--distractors", type=int, default=0, metavar="N",
+                        help="write N memories from the other conversations among each one's turns")
     args = parser.parse_args()
     data = locomo_dir(args.data)
     configure_logging("warning", "console")
@@ -178,10 +220,12 @@ def main() -> None:
             for backend in backends:
                 for after in variants:
                     url = databases.create_database() if databases and backend == "postgres" else None
-                    results[backend, after] += anyio.run(evaluate_conversation, folder, args.mode, url, after, fresh)
+                    results[backend, after] += anyio.run(evaluate_conversation, folder, args.mode, url, after, fresh,
+                                                         args.distractors)
     for (backend, after), rows in results.items():
         when = "settled" if after is None else f"asked {after:g} s after loading"
-        report(rows, f"{args.mode}, {backend}, {when}{', cpu hog' if args.cpu_hog else ''}")
+        crowd = f", among {args.distractors} distractors" if args.distractors else ""
+        report(rows, f"{args.mode}, {backend}, {when}{', cpu hog' if args.cpu_hog else ''}{crowd}")
     print(f"run {time.perf_counter() - started:.0f} s, load {os.getloadavg()}")
 
 

@@ -49,10 +49,8 @@ class CandidateSearch:
         # The entries still waiting for the vector index are read before the index is asked: one
         # applied meanwhile is then in the index for `nearest`, so none falls between.
         mark = time.perf_counter()
-        mark = time.perf_counter()
         partitions, pending = await self._store.partitions_and_pending(
             plan.areas, plan.namespaces, plan.filters, self._inline_embed_max)
-        stages["partitions"] = _ms(mark)
         stages["partitions"] = _ms(mark)
         ahead: object | None = None
         if plan.mode == "semantic":
