@@ -1,5 +1,5 @@
 """bench_locomo's crowd (`--distractors`): never one of the asked conversation's own turns, as many
-as asked, the same each run, and spread among the turns without reordering them."""
+as asked, the same each run, and spread between the sessions without reordering or splitting them."""
 
 from __future__ import annotations
 
@@ -32,13 +32,15 @@ def test_the_crowd_comes_from_the_other_conversations_only_and_is_the_same_each_
     assert many == distractors(tmp_path / "conv-a", 400)
 
 
-def test_interleaving_keeps_the_turns_in_order_and_loses_nothing() -> None:
-    memories = [{"dia_id": f"D1:{i}", "text": f"turn {i}"} for i in range(50)]
+def test_interleaving_keeps_each_session_together_in_order_and_loses_nothing() -> None:
+    memories = [{"dia_id": f"D{n}:{i}", "session": n, "text": f"turn {n}.{i}"} for n in range(1, 6) for i in range(10)]
     crowd = [f"other {i}" for i in range(200)]
     mixed = interleave(memories, crowd, "conv-a")
     assert len(mixed) == 250
     assert [m for m in mixed if isinstance(m, dict)] == memories
     assert [m for m in mixed if isinstance(m, str)] == crowd
     places = [i for i, m in enumerate(mixed) if isinstance(m, dict)]
-    assert places[-1] - places[0] > 150  # spread through the store, not bunched at one end
+    for n in range(5):  # a session's ten turns are ten places in a row
+        assert places[n * 10 + 9] - places[n * 10] == 9
+    assert places[-1] - places[0] > 100  # the sessions are spread through the store, not bunched
     assert mixed == interleave(memories, crowd, "conv-a")

@@ -19,8 +19,9 @@ answers said `degraded` and how many memories they searched by keyword only. `--
 CPU-bound process pinned to one core for the whole run (a loaded machine).
 
 Recall in a crowd: `--distractors N` writes N other memories into each conversation's store,
-interleaved with its turns (the conversation keeps its order): the other conversations' turns,
-then, past those, sentences joined from two of them (`distractors`). None is one of the asked
+before, between and after its sessions (`interleave`: each session's turns stay together, as a
+conversation is written, so the ranking's neighbouring turns are still neighbours): the other
+conversations' turns, then, past those, sentences joined from two of them (`distractors`). None is one of the asked
 conversation's turns, so the score still counts only its own; what changes is how many entries
 compete (the keyword search's word choice and candidate depth act from a few thousand
 entries). In mode keyword the store has no vector index (`vector_backend = none`: keyword ranking
@@ -83,11 +84,22 @@ def distractors(folder: Path, count: int) -> list[str]:
 
 
 def interleave(memories: list[dict], crowd: list[str], seed: str) -> list[dict | str]:
-    """The memories in their order, with the crowd's texts spread among them at random places."""
-    total = len(memories) + len(crowd)
-    mine = set(random.Random(seed).sample(range(total), len(memories)))
-    own, other = iter(memories), iter(crowd)
-    return [next(own) if i in mine else next(other) for i in range(total)]
+    """The memories in their order, each session's turns together (as a conversation is written),
+    and the crowd's texts before, between and after the sessions, each text in a gap drawn at random."""
+    sessions: list[list[dict]] = []
+    for memory in memories:
+        if not sessions or sessions[-1][-1]["session"] != memory["session"]:
+            sessions.append([])
+        sessions[-1].append(memory)
+    rng = random.Random(seed)
+    gaps = [0] * (len(sessions) + 1)
+    for _ in crowd:
+        gaps[rng.randrange(len(gaps))] += 1
+    out: list[dict | str] = []
+    other = iter(crowd)
+    for gap, session in zip(gaps, [*sessions, []], strict=True):
+        out += [next(other) for _ in range(gap)] + session
+    return out
 
 
 async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None,
