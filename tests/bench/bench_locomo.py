@@ -21,11 +21,11 @@ CPU-bound process pinned to one core for the whole run (a loaded machine).
 Recall in a crowd: `--distractors N` writes N other memories into each conversation's store,
 before, between and after its sessions (`interleave`: each session's turns stay together, as a
 conversation is written, so the ranking's neighbouring turns are still neighbours): the other
-conversations' turns, then, past those, sentences joined from two of them (`distractors`). None is one of the asked
-conversation's turns, so the score still counts only its own; what changes is how many entries
-compete (the keyword search's word choice and candidate depth act from a few thousand
-entries). In mode keyword the store has no vector index (`vector_backend = none`: keyword ranking
-never reads it), which makes a 100,000-entry store a matter of minutes.
+conversations' turns, then, past those, sentences joined from two of them (`distractors`). None
+is one of the asked conversation's turns, so the score still counts only its own; what changes
+is how many entries compete (the keyword search's word choice and candidate depth act from a few
+thousand entries). In mode keyword the store has no vector index (`vector_backend = none`:
+keyword ranking never reads it), which makes a 100,000-entry store a matter of minutes.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
                                 crowd: int = 0) -> list[dict]:
     """Settled (`ask_after` None: questions once the index has caught up), else asked `ask_after`
     seconds after loading, with in-line embedding (`fresh`: settings overriding its defaults);
-    `crowd`: distractors written among the turns."""
+    `crowd`: distractors written between the sessions."""
     memories = read_jsonl(folder / "memories.jsonl")
     queries = read_jsonl(folder / "queries.jsonl")
     agent = folder.name
@@ -210,7 +210,7 @@ def main() -> None:
                                                         "server's)")
     parser.add_argument("--cpu-hog", action="store_true", help="run a CPU-bound process on one core for the run")
     parser.add_argument("--distractors", type=int, default=0, metavar="N",
-                        help="write N memories from the other conversations among each one's turns")
+                        help="write N memories from the other conversations between each one's sessions")
     args = parser.parse_args()
     data = locomo_dir(args.data)
     configure_logging("warning", "console")
