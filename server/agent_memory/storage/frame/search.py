@@ -57,6 +57,14 @@ def readable_partitions(d: Dialect, conn: Any, areas: tuple[Area, ...], namespac
     return partitions
 
 
+# The keyword MATCH's word choice, the same on both stores (SQLite's `selective_terms`,
+# PostgreSQL's `selective`): from this many entries on, only the rarest words are matched...
+MIN_ENTRIES_TO_PRUNE = 5000
+# ...and beyond the rarest two, the matched words may hold at most this many entries between them
+# (the price in recall and the gain in speed are measured in docs/tools.md, How ranking works).
+MATCH_BUDGET = 5000
+
+
 def rarest(terms: list[str], df: Mapping[str, int], keep: int, most_each: float, budget: int) -> set[str]:
     """Which of `terms` a keyword MATCH takes (SQLite's `selective_terms`, PostgreSQL's
     `selective`): the `keep` rarest by `df` (entries holding each), then the next rarest while

@@ -25,14 +25,12 @@ from collections import OrderedDict
 
 import psycopg
 
-from agent_memory.storage.frame.search import rarest
+from agent_memory.storage.frame.search import MATCH_BUDGET, MIN_ENTRIES_TO_PRUNE, rarest
 
 K1 = 1.2  # as SQLite's
 TAGS_WEIGHT = 0.5  # content counts 1.0, as SQLite's column weights
 CONFIG = "english"  # the text search configuration of entry_search_vector (migration 001)
 EXACT_BELOW = 5000  # entries (estimated): count N and every document frequency exactly
-MIN_ENTRIES_TO_PRUNE = 5000  # as SQLite's `selective_terms`
-MATCH_BUDGET = 5000  # as SQLite's: entries the matched lexemes may hold between them, beyond the rarest two
 LEXEME_CACHE = 10_000  # words whose lexemes are remembered (most recently used)
 
 _LEXEMES = (f"SELECT w, ARRAY(SELECT lexeme FROM unnest(to_tsvector('{CONFIG}', w)) ORDER BY 1) "

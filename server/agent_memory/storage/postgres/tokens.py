@@ -7,6 +7,7 @@ from __future__ import annotations
 import psycopg
 
 from agent_memory.storage.frame.tokens import TokenFrame
+from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.dialect import POSTGRES
 
 
@@ -33,5 +34,5 @@ def m011_tokens(conn: psycopg.Connection) -> None:
 
 
 class PostgresTokenRegistry(TokenFrame):
-    def __init__(self, db: object) -> None:
+    def __init__(self, db: PostgresDatabase) -> None:
         super().__init__(db, POSTGRES)

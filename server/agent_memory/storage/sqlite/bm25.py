@@ -14,11 +14,9 @@ import sqlite3
 import threading
 from collections import Counter, OrderedDict
 
-from agent_memory.storage.frame.search import rarest
+from agent_memory.storage.frame.search import MATCH_BUDGET, MIN_ENTRIES_TO_PRUNE, rarest
 
 K1 = 1.2
-MIN_ENTRIES_TO_PRUNE = 5000
-MATCH_BUDGET = 5000  # entries the matched words may hold between them, beyond the rarest two
 COLUMN_WEIGHTS = {0: 1.0, 1: 0.5}  # content, tags
 STEM_CACHE = 50_000  # words whose stems are remembered (most recently used)
 DOC_CACHE = 20_000  # documents whose term counts are remembered (until their text changes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from agent_memory.storage.frame.tokens import TokenFrame
+from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.dialect import SQLITE
 
 
@@ -32,5 +33,5 @@ def m013_tokens(conn: sqlite3.Connection) -> None:
 
 
 class SqliteTokenRegistry(TokenFrame):
-    def __init__(self, db: object) -> None:
+    def __init__(self, db: Database) -> None:
         super().__init__(db, SQLITE)
