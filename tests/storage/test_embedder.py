@@ -31,7 +31,7 @@ def test_embeddings_are_unit_vectors_that_capture_meaning() -> None:
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similarity = vectors @ vectors.T
-    assert similarity[0, 1] > 0.4 > similarity[0, 2]
+    assert similarity[0, 1] - similarity[0, 2] > 0.3  # the paraphrase is nearer by a clear margin
 
 
 def test_batching_and_padding_do_not_change_a_vector() -> None:

@@ -28,6 +28,12 @@ TARGET = "The intern moved the weekly retro to Thursday afternoons."
 QUESTION = "When does our regular team retrospective happen now?"  # no word in common with TARGET
 
 
+def by_meaning_alone(item: dict) -> bool:
+    """Found by meaning, with no keyword score: what ranked it first was its vector (no raw
+    similarity is compared with a constant a model release could move)."""
+    return item["score_parts"]["semantic"] > 0 and item["score_parts"]["keyword"] == 0
+
+
 async def agent_with(request: pytest.FixtureRequest, data: Path, store_backend: str, **overrides: Any
                      ) -> AsyncIterator[Agent]:
     settings = store_settings(request, data, store_backend, vector_backend="chroma", **overrides)
@@ -66,7 +72,7 @@ async def test_memories_just_written_are_found_by_meaning_at_once(unbounded: Age
     failed, data = await retrieve(unbounded, query=QUESTION, min_score=0)
     assert not failed
     assert data["items"][0]["id"] == target["id"], data["items"][:2]
-    assert data["items"][0]["score_parts"]["semantic"] > 0.3  # by meaning: no word in common
+    assert by_meaning_alone(data["items"][0])  # no word in common
     assert data["keyword_only"] == 0 and data["degraded"] is None  # every queued memory was covered
     failed, data = await retrieve(unbounded, query="a badger seen by a survey marker", mode="semantic", min_score=0)
     assert not failed and data["degraded"] is None
@@ -78,7 +84,7 @@ async def test_what_the_in_line_limit_leaves_out_is_counted_and_searched_by_keyw
     failed, data = await retrieve(two_inline, query=QUESTION, min_score=0)
     assert not failed
     assert data["items"][0]["id"] == target["id"]  # the newest are covered first
-    assert data["items"][0]["score_parts"]["semantic"] > 0.3
+    assert by_meaning_alone(data["items"][0])
     waiting = data["keyword_only"]
     assert 0 < waiting <= len(FILLER) - 1  # all but the two newest, less any the indexer reached meanwhile
     assert data["degraded"] == (f"{waiting} memories written moments ago are not yet searchable by meaning "
