@@ -58,3 +58,18 @@ def test_an_empty_query_is_invalid_params() -> None:
 def test_a_query_without_keyword_terms_is_searched_by_meaning_only() -> None:
     planned = plan(CALL, RetrievalRequest(query="?!", mode="hybrid"), DEFAULTS, depth=100, now=NOW)
     assert planned.terms == [] and not planned.keyword and planned.semantic
+
+
+@pytest.mark.parametrize(("arguments", "relative_floor"), [
+    ({}, 0.3),  # the default
+    ({"min_score": 0.2}, 0.3),  # a lower, not a zero, min_score keeps it
+    ({"min_score": 0.0}, 0.0),  # asked for the nearest memories: no relative floor
+    ({"since": "2026-05-11"}, 0.0),  # a time window: everything in it that matches
+    ({"until": "2026-05-11"}, 0.0),
+    ({"min_score": 0.0, "relative_floor": 0.5}, 0.5),  # given explicitly, it applies
+    ({"since": "2026-05-11", "relative_floor": 0.4}, 0.4),
+])
+def test_the_relative_floor_is_off_when_the_caller_asks_for_the_nearest_or_a_window(
+        arguments: dict, relative_floor: float) -> None:
+    planned = plan(CALL, RetrievalRequest(query="otters", **arguments), DEFAULTS, depth=100, now=NOW)
+    assert planned.relative_floor == relative_floor

@@ -129,3 +129,68 @@ async def test_relative_floor_outside_0_to_1_or_not_a_number_is_invalid_params(a
     failed, data = await retrieve(agent, query="anything", relative_floor=bad)
     assert failed and data["errors"][0]["code"] == "INVALID_PARAMS"
     assert data["errors"][0]["details"]["field"] == "relative_floor"
+
+
+async def test_min_score_zero_gives_the_nearest_memories_unless_a_relative_floor_is_given(alice: Agent) -> None:
+    await by_meaning(alice, query=QUESTION)
+    nearest = await by_meaning(alice, query=QUESTION, min_score=0)
+    assert nearest["relative_floor"] == 0 and nearest["withheld"] == 0 and len(nearest["items"]) == 10
+    assert nearest["items"][0]["content"] == ALLERGY
+    floor = load_settings(environ={}).retrieval_relative_floor
+    cut = await by_meaning(alice, query=QUESTION, min_score=0, relative_floor=floor)
+    assert cut["relative_floor"] == floor and len(cut["items"]) <= 2 and cut["withheld"] == 10 - len(cut["items"])
+
+
+DECISIONS = (("We decided the billing service stays on PostgreSQL.", "2026-05-04T10:00:00Z"),
+             ("We decided to move the nightly build to 02:00.", "2026-05-11T09:30:00Z"),
+             ("We decided the release train leaves every second Tuesday.", "2026-05-12T16:00:00Z"),
+             ("We decided the design review happens on Thursdays.", "2026-05-20T08:00:00Z"))
+
+
+@pytest.fixture
+async def decided(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Agent]:
+    """Four decisions logged as session turns, a week or so apart, on a server with semantic search."""
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma")
+    async with Client(create_server(settings), mode="auto") as client:
+        agent = Agent(client)
+        await agent.log("planning", *[{"role": "user", "content": text, "at": at} for text, at in DECISIONS])
+        yield agent
+
+
+async def test_a_time_window_gives_every_memory_in_it_that_matches(decided: Agent) -> None:
+    question = {"query": "What did we decide?", "min_score": 0, "limit": 20}
+    everything = await by_meaning(decided, **question)
+    assert sorted(i["content"] for i in everything["items"]) == sorted(text for text, _ in DECISIONS)
+    week = await by_meaning(decided, **question, since="2026-05-11", until="2026-05-18")
+    assert week["relative_floor"] == 0 and week["withheld"] == 0
+    assert sorted(i["content"] for i in week["items"]) == sorted(text for text, _ in DECISIONS[1:3])
+    # Without min_score 0 the window alone turns the relative floor off too.
+    window = await by_meaning(decided, query="What did we decide?", since="2026-05-11", until="2026-05-18")
+    assert window["relative_floor"] == 0
+    assert {i["content"] for i in window["items"]} <= {text for text, _ in DECISIONS[1:3]}
+
+
+async def test_the_chain_a_caller_asks_for_is_never_cut_by_the_relative_floor(
+        tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> None:
+    settings = store_settings(request, tmp_path / "data", store_backend, vector_backend="chroma")
+    async with Client(create_server(settings), mode="auto") as client:
+        agent = Agent(client)
+        facts = ("The API server listens on port 8080.", "The API server listens on port 8081.",
+                 "The API server listens on port 9090.")
+        ids = []
+        for session, fact in enumerate(facts):  # each change of mind supersedes the one before
+            failed, data = await agent.reflect(action="reflect", session_id=f"s{session}", facts=[fact])
+            assert not failed and len(data["items"]) == 1, data
+            ids.append(data["items"][0]["id"])
+        await agent.create("The API gateway rate limit is 600 requests per minute.")
+        await agent.create("Lunch on Fridays is usually pizza.")
+        current = await by_meaning(agent, query="Which port does the API server listen on?", relative_floor=1)
+        assert [i["id"] for i in current["items"]] == [ids[2]]
+        # relative_floor 1 keeps only the best by score: its chain comes along, nothing else does.
+        chain = await by_meaning(agent, query="Which port does the API server listen on?", relative_floor=1,
+                                 include_superseded=True)
+        assert sorted(i["id"] for i in chain["items"]) == sorted(ids)
+        assert "rate limit" not in chain["context"] and "pizza" not in chain["context"]
+        by_id = {i["id"]: i for i in chain["items"]}
+        assert (by_id[ids[0]]["superseded_by"], by_id[ids[1]]["superseded_by"]) == (ids[1], ids[2])
+        assert chain["withheld"] >= 1  # the gateway's limit was left out, and said

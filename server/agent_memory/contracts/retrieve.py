@@ -41,7 +41,8 @@ class MemoryRetrieveArgs(StrictModel):
     relative_floor: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False,
                                          description="Leave out memories whose score is under this share of the "
                                                      "best memory's score. Default "
-                                                     "MEMORY_RETRIEVAL_RELATIVE_FLOOR; 0 turns it off.")
+                                                     "MEMORY_RETRIEVAL_RELATIVE_FLOOR, or 0 when min_score "
+                                                     "is 0 or since/until is given; 0 turns it off.")
     since: str | None = Field(None, max_length=64, description="Only memories dated at or after this ISO-8601 "
                                                                "date or date-time (their created_at; a logged "
                                                                "turn's `at`).")

@@ -107,7 +107,8 @@ class RetrievalService:
         relative = planned.relative_floor if found.by_meaning else 0.0
         ranked, withheld = _above_floor(ranked, floor, unknown_share(planned.query, ranked),
                                         self._settings.unknown_name_penalty)
-        kept, weak = _near_the_best(distinct(ranked, lambda c: c.entry.content, planned.limit), relative)
+        kept, weak = _near_the_best(distinct(ranked, lambda c: c.entry.content, planned.limit), relative,
+                                    planned.filters.include_superseded)
         return Floors(floor, relative, kept, withheld + weak)
 
     async def _render(self, call: Call, items: list[RetrievedItem]) -> list[RetrievedItem]:
@@ -147,11 +148,31 @@ def _above_floor(ranked: list[Candidate], floor: float, unknown: float, penalty:
     return ranked, 0
 
 
-def _near_the_best(kept: list[Candidate], relative: float) -> tuple[list[Candidate], int]:
+def _near_the_best(kept: list[Candidate], relative: float, chains: bool) -> tuple[list[Candidate], int]:
     """The relative floor: the best-first `kept` whose score reaches `relative` times the best's
-    (the ranking cut at one point), and how many fell short."""
-    near = [c for c in kept if c.score >= relative * kept[0].score] if relative > 0 and kept else kept
-    return near, len(kept) - len(near)
+    (the ranking cut at one point), and how many fell short. With `chains` (the caller asked for
+    superseded facts) a fact is never cut from a chain it shares with one kept: the older facts a
+    kept one replaced, and the newer ones that replaced a kept one, stay beside it."""
+    if relative <= 0 or not kept:
+        return kept, 0
+    bar = relative * kept[0].score
+    near = {c.entry.id for c in kept if c.score >= bar}
+    if chains:
+        near |= _chained(kept, near)
+    return [c for c in kept if c.entry.id in near], len(kept) - len(near)
+
+
+def _chained(candidates: list[Candidate], kept: set[str]) -> set[str]:
+    """The ids of `candidates` linked to a kept one through `superseded_by`, at any distance."""
+    links = [(c.entry.id, c.entry.superseded_by) for c in candidates if c.entry.superseded_by]
+    found, grown = set(kept), True
+    while grown:
+        grown = False
+        for older, newer in links:
+            if (older in found) != (newer in found):
+                found |= {older, newer}
+                grown = True
+    return (found - kept) & {c.entry.id for c in candidates}
 
 
 def _ms(since: float) -> float:

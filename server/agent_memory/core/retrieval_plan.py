@@ -102,8 +102,19 @@ def plan(call: Call, request: RetrievalRequest, defaults: RetrievalDefaults, dep
         depth=max(depth, limit), limit=limit, budget_chars=_budget(request, defaults),
         per_entry_max_chars=request.per_entry_max_chars or defaults.per_entry_max_chars,
         min_score=defaults.min_score if request.min_score is None else request.min_score,
-        relative_floor=defaults.relative_floor if request.relative_floor is None else request.relative_floor,
+        relative_floor=_relative_floor(request, defaults),
         shares=defaults.budget_shares if request.budget_shares is None else request.budget_shares, now=now)
+
+
+def _relative_floor(request: RetrievalRequest, defaults: RetrievalDefaults) -> float:
+    """The caller's relative floor; else none when it asked for the nearest memories (an explicit
+    `min_score: 0`) or for a time window (`since`/`until`: everything in the window that matches),
+    else the default."""
+    if request.relative_floor is not None:
+        return request.relative_floor
+    if request.min_score == 0 or request.since is not None or request.until is not None:
+        return 0.0
+    return defaults.relative_floor
 
 
 def _budget(request: RetrievalRequest, defaults: RetrievalDefaults) -> int:

@@ -59,7 +59,9 @@ Args:
     min_score: the relevance floor (0..1) on score_parts.match, the larger of a memory's cosine
         similarity and its keyword coverage; when no memory reaches it, nothing is returned.
     relative_floor: 0..1; memories scoring under this share of the best memory's score are left
-        out, so a clear answer comes without weak padding. Pass 0 to get every nearest memory.
+        out, so a clear answer comes without weak padding. Pass 0 to get every nearest memory;
+        min_score 0, since or until turn it off too unless you also pass it. It never cuts the
+        chain include_superseded asked for.
 
 Returns items (with score and score_parts, rounded to 4 decimals, truncated), context,
 used_chars, budget_chars, dropped (memories that did not fit the budget), min_score and
