@@ -71,6 +71,10 @@ async def test_operator_reads_on_either_store(opened: Opened) -> None:
     assert await store.stored_ids([first.id, "mem_gone", team.id]) == {first.id, team.id}
     assert await store.stored_ids([]) == set()
     assert await store.vector_backlog() == 5  # three creates, one update, one conflict entry
+    # One caller's share: the changes queued for entries inside its areas only.
+    assert await store.vector_backlog((Area(Scope.TEAM, "red", subtree=True),)) == 1
+    assert await store.vector_backlog((Area(Scope.AGENT, "alice", owner="alice"),)) == 4
+    assert await store.vector_backlog(()) == 0
     assert await store.pending_vector_changes([first.id]) == 2
     assert await store.stored_vectors() == 0
 

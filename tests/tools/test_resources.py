@@ -50,9 +50,12 @@ async def test_stats_count_only_what_the_caller_may_read(client: Client) -> None
     stats = await _read(client, "memory://stats", identity("alice"))
     assert stats["entries"] == 2 and stats["by_scope"] == {"agent": 1, "team": 1}
     assert {(n["scope"], n["namespace"]) for n in stats["namespaces"]} == {("agent", "alice"), ("team", "red")}
-    assert "vector_outbox_backlog" in stats
+    # The vector backlog too counts only what the caller may read (this server has no vector
+    # index, so all three creates stay queued): never bob's note, never the store's total.
+    assert stats["vector_outbox_backlog"] == 2
+    assert "vectors_in_sqlite" not in stats and "database_bytes" not in stats
     blue = await _read(client, "memory://stats", identity("carol", team="blue"))
-    assert blue["entries"] == 0 and blue["namespaces"] == []
+    assert blue["entries"] == 0 and blue["namespaces"] == [] and blue["vector_outbox_backlog"] == 0
 
 
 async def test_an_entry_is_readable_only_by_who_may_read_it(client: Client) -> None:

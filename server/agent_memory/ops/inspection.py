@@ -28,7 +28,8 @@ def _size(path: Path) -> int:
 async def store_stats(store: OperatorStore, *, chroma_dir: Path | None,
                       areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
     """Entries per scope, layer and namespace, sizes on disk and the vector outbox backlog. With
-    `areas` (what one caller may read), only those entries are counted and no sizes are shown."""
+    `areas` (what one caller may read), only those entries and their queued vector changes are
+    counted and no sizes are shown."""
     by_scope: Counter[str] = Counter()
     by_layer: Counter[str] = Counter()
     namespaces: dict[str, dict[str, Any]] = {}
@@ -49,7 +50,7 @@ async def store_stats(store: OperatorStore, *, chroma_dir: Path | None,
         "compacted": compacted,
         "conflicts": conflicts,
         "namespaces": sorted(namespaces.values(), key=lambda n: (-n["entries"], n["scope"], n["namespace"])),
-        "vector_outbox_backlog": await store.vector_backlog(),
+        "vector_outbox_backlog": await store.vector_backlog(areas),
     }
     if areas is None:
         stats["vectors_in_sqlite"] = await store.stored_vectors()

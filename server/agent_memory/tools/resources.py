@@ -1,7 +1,8 @@
 """MCP resources: `memory://metrics`, `memory://stats`, and the template `memory://entries/{id}`.
 
 Every read runs as the caller bound to the session, like a tool call. Metrics are server-wide
-counters (no content). Stats count only the entries the caller may read. An entry is returned
+counters (no content). Stats count only the entries the caller may read, and only their queued
+vector changes (the store-wide figures are the operator's: `agent-memory stats`). An entry is returned
 only where the caller may read it; anything else is "not found" (`-32002`), word for word the
 answer for an id that does not exist, a caller without the `memory_crud` skill included (its
 refusal is audited as a denial naming the skill, but the answer says nothing more than "not found").

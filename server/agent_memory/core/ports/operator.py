@@ -44,8 +44,9 @@ class OperatorStore(Protocol):
         """Entries per (scope, namespace, layer), inside `areas` (None: everything)."""
         ...
 
-    async def vector_backlog(self) -> int:
-        """Changes queued for the vector index and not yet applied."""
+    async def vector_backlog(self, areas: tuple[Area, ...] | None = None) -> int:
+        """Changes queued for the vector index and not yet applied; with `areas`, only those of
+        entries inside them (what one caller may read: a queued delete has no entry left)."""
         ...
 
     async def stored_vectors(self) -> int:

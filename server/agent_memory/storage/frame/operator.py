@@ -43,8 +43,12 @@ class OperatorFrame:
         return [PartitionCount(scope, namespace, layer, int(count), int(compacted or 0), int(conflicts or 0))
                 for scope, namespace, layer, count, compacted, conflicts in rows]
 
-    async def vector_backlog(self) -> int:
-        return await self._count("SELECT COUNT(*) FROM vector_outbox")
+    async def vector_backlog(self, areas: tuple[Area, ...] | None = None) -> int:
+        if areas is None:
+            return await self._count("SELECT COUNT(*) FROM vector_outbox")
+        clause, params = area_clause(self.dialect, areas, alias="e.")
+        return await self._count(f"SELECT COUNT(*) FROM vector_outbox o JOIN entries e ON e.id = o.entry_id "
+                                 f"WHERE {clause}", params)
 
     async def stored_vectors(self) -> int:
         return await self._count("SELECT COUNT(*) FROM entry_vectors")
