@@ -16,7 +16,8 @@ from tests.conftest import store_settings
 from tests.integrations.conftest import ALICE
 
 UNDO_KEYS = ("DROP INDEX entries_by_key", "ALTER TABLE entries DROP COLUMN key",
-             "DELETE FROM schema_migrations WHERE name IN ('015_entry_keys', '012_entry_keys')")
+             "DELETE FROM schema_migrations WHERE name IN ('015_entry_keys', '012_entry_keys', '019_key_slots', "
+             "'016_key_slots')")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

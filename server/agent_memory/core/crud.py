@@ -20,7 +20,13 @@ from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFoun
 from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
 from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
-from agent_memory.core.read_lists import check_keyed, check_read_agents, list_change, require_list_setter
+from agent_memory.core.read_lists import (
+    check_key_slot,
+    check_keyed,
+    check_read_agents,
+    list_change,
+    require_list_setter,
+)
 from agent_memory.core.rules import (
     MAX_TAG_CHARS,
     Limits,
@@ -109,8 +115,8 @@ class CrudService:
                 return entry
             stored = tx.upsert_keyed(entry)
             if stored is None:
-                raise Forbidden(f"key {entry.key!r} is held here by an entry you may not update (another owner's, "
-                                "or one whose read list leaves you out)", field="key")
+                raise Forbidden(f"key {entry.key!r} is held here by an entry another agent owns, which you may not "
+                                "update", field="key")
             check_keyed(entry, stored)
             tx.enqueue_vector(stored, "upsert")
             details = {"key_updated": True, "version": stored.version} if stored.id != entry.id else {}
@@ -180,6 +186,7 @@ class CrudService:
                     current_version=current.version,
                     conflict_id=copy.id,
                 )
+            check_key_slot(call.caller, current, patched, tx.key_holder)
             event = self._event(call, "update", scope, namespace, current.id, "ok", version=patched.version,
                                 **list_change(current, patched))
             if not store_change(tx, current, patched, event):

@@ -14,7 +14,7 @@ this module checks a submitted list and says who may set or change one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agent_memory.core.errors import Forbidden, InvalidParams
 from agent_memory.core.identity import ID_PATTERN, ID_RULE
@@ -71,6 +71,41 @@ def check_keyed(entry: Entry, stored: Entry) -> None:
     if stored.id != entry.id and entry.read_agents and stored.read_agents != entry.read_agents:
         raise InvalidParams(f"key {entry.key!r} is held by entry {stored.id}, whose read list a create does not "
                             "change: update it with read_agents and if_match", field="read_agents")
+
+
+def check_key_slot(caller: Caller, current: Entry, patched: Entry, holder: Callable[[Entry], str | None]) -> None:
+    """A keyed entry holds its key in the shared slot without a read list and in its owner's own
+    slot with one (`storage/key_slots.py`), so adding or removing its list moves it. Only its owner
+    (or an operator) may do that, and only into a free slot: the owner can read whatever holds the
+    other slot (its own entry, or a shared one), so naming it hides nothing, whereas a sys4/sys5
+    caller might be told of an entry the owner keeps from it.
+
+    Raises:
+        Forbidden: another caller adds or removes a keyed entry's list.
+        InvalidParams: the slot it would move to is held (`holder` says by which entry).
+    """
+    if current.key is None or bool(current.read_agents) == bool(patched.read_agents):
+        return
+    if not caller.operator and caller.agent_id != current.owner_agent_id:
+        raise Forbidden(f"only the owner ({current.owner_agent_id}) may add or remove the read list of {current.id}, "
+                        f"which holds key {current.key!r} (a read list moves the key to its owner's own)",
+                        field="read_agents")
+    taken = holder(patched)
+    if taken is not None:
+        where = "its owner's read-listed entries" if patched.read_agents else "the entries without a read list"
+        raise InvalidParams(f"key {current.key!r} is held by {taken} among {where} here: one key names one "
+                            "entry in each; change or delete that one first", field="read_agents", held_by=taken)
+
+
+def key_holder_for(caller: Caller, holders: Sequence[Entry]) -> Entry | None:
+    """Of the entries holding one key in one place that `caller` may read (`holders`), the one the
+    key names for it, as a keyed create without a list would update: its own read-listed entry,
+    else the newest read-listed one whose list names it, else the one without a read list."""
+    def rank(entry: Entry) -> tuple[int, str, str]:  # the highest wins
+        tier = 2 if entry.read_agents and entry.owner_agent_id == caller.agent_id else 1 if entry.read_agents else 0
+        return tier, entry.updated_at, entry.id
+
+    return max(holders, key=rank, default=None)
 
 
 def list_change(current: Entry, patched: Entry) -> dict[str, object]:

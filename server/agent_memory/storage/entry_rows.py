@@ -9,6 +9,7 @@ from dataclasses import fields
 from typing import Any
 
 from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.storage.key_slots import KEY_SLOT
 
 ENTRY_COLUMNS = (
     "id", "scope", "namespace", "team", "owner_agent_id", "content", "tags", "priority", "source",
@@ -18,6 +19,7 @@ ENTRY_COLUMNS = (
 )
 _UPSERTED = ("content", "tags", "priority", "source", "confidence", "layer", "expires_at", "updated_at", "etag",
              "domain")
+_UPSERTED_AT = {c: ENTRY_COLUMNS.index(c) for c in _UPSERTED}
 _UPDATED = ("content", "tags", "priority", "confidence", "layer", "expires_at", "updated_at", "superseded_by",
             "domain", "read_agents")
 
@@ -32,19 +34,41 @@ def entry_statements(mark: str) -> tuple[str, str, str]:
     return select, insert, update
 
 
-def keyed_upsert(mark: str, not_conflict: str, reads: str = "TRUE") -> str:
+def keyed_upsert(mark: str, not_conflict: str) -> str:
     """INSERT of a keyed entry that, when a non-conflict entry of the same (scope, namespace, team)
-    holds its key, updates that entry instead (content and metadata, version + 1, the new etag),
-    returning the stored row: one statement, made atomic by the unique index on keys. In agent
-    scope only the owner's entry is updated (no row comes back when another owns the key), and an
-    entry whose read list leaves the writer out is never updated (`reads`: that condition, on
-    `entries` and `excluded`). Its read list stays as stored."""
+    holds its key in the same slot (`storage/key_slots.py`: the shared one without a read list,
+    the owner's own with one), updates that entry instead (content and metadata, version + 1, the
+    new etag), returning the stored row: one statement, made atomic by the unique index on keys.
+    In agent scope only the owner's entry is updated (no row comes back when another owns the
+    key). The holder's read list stays as stored; an entry in the shared slot has none, one in an
+    owner's slot is the writer's own, so no entry the writer may not read is ever updated."""
     _, insert, _ = entry_statements(mark)
     changed = ", ".join(f"{c} = excluded.{c}" for c in _UPSERTED)
-    return (f"{insert} ON CONFLICT (scope, namespace, (COALESCE(team, '')), key) WHERE key IS NOT NULL AND "
-            f"{not_conflict} DO UPDATE SET {changed}, superseded_by = NULL, version = entries.version + 1 "
+    return (f"{insert} ON CONFLICT (scope, namespace, (COALESCE(team, '')), key, {KEY_SLOT}) WHERE key IS NOT NULL "
+            f"AND {not_conflict} DO UPDATE SET {changed}, superseded_by = NULL, version = entries.version + 1 "
             "WHERE (entries.scope <> 'agent' OR entries.owner_agent_id = excluded.owner_agent_id) "
-            f"AND ({reads}) RETURNING {', '.join(ENTRY_COLUMNS)}")
+            f"RETURNING {', '.join(ENTRY_COLUMNS)}")
+
+
+def listed_key_update(mark: str, not_conflict: str, listed: str) -> str:
+    """UPDATE of the read-listed entry a keyed create without a list names for its writer: the
+    writer's own, else the newest whose list names the writer (`listed`: that condition, with its
+    parameters, written twice). The holder is chosen and re-checked in the one statement, so a
+    list changed meanwhile never lets the writer update an entry it may no longer read.
+    Parameters: the `_UPSERTED` values, then scope, namespace, team, key, the `listed` parameters,
+    the writer, the `listed` parameters again, the writer again."""
+    sets = ", ".join(f"{c} = {mark}" for c in _UPSERTED)
+    return (f"UPDATE entries SET {sets}, superseded_by = NULL, version = version + 1 WHERE id = ("
+            f"SELECT id FROM entries WHERE scope = {mark} AND namespace = {mark} AND COALESCE(team, '') = {mark} "
+            f"AND key = {mark} AND {not_conflict} AND read_agents IS NOT NULL AND {listed} "
+            f"ORDER BY owner_agent_id = {mark} DESC, updated_at DESC, id DESC LIMIT 1) "
+            f"AND read_agents IS NOT NULL AND {listed} AND (scope <> 'agent' OR owner_agent_id = {mark}) "
+            f"RETURNING {', '.join(ENTRY_COLUMNS)}")
+
+
+def upserted_values(params: tuple[object, ...]) -> tuple[object, ...]:
+    """The `_UPSERTED` values out of an INSERT's parameters (ENTRY_COLUMNS order)."""
+    return tuple(params[_UPSERTED_AT[c]] for c in _UPSERTED)
 
 
 def entry_values(entry: Entry, tags: Callable[[list[str]], object], flag: Callable[[bool], object]

@@ -23,6 +23,7 @@ from agent_memory.core.domains import domain_of
 from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
 from agent_memory.core.lineage import LineageService, Restoration
 from agent_memory.core.models import Access, Entry, Layer, ListFilters, Priority, Scope, Source
+from agent_memory.core.read_lists import key_holder_for
 
 WRITE_ACTIONS = {"create", "update", "delete", "unsupersede"}
 ITEM_SHAPES = {
@@ -33,6 +34,7 @@ ITEM_SHAPES = {
     "promote": "{id, target_scope, target_namespace?, layer?}",
     "unsupersede": "{id, if_match?}",
 }
+KEY_HOLDERS_READ = 100  # the holders of one key a read by key chooses from
 UPDATE_FIELDS = tuple(name for name in UpdateItem.model_fields if name not in ("id", "if_match"))
 
 
@@ -90,9 +92,12 @@ async def _read_by_key(crud: CrudService, call: Call, scope: Scope, namespace: s
     if args.items or (args.filters is not None and args.filters.ids is not None):
         raise InvalidParams("read takes items, filters.ids or filters.key: send one of them", field="filters.key")
     key = args.filters.key if args.filters is not None else None
-    page = await crud.list(call, scope, namespace, ListFilters(key=key), None, 1)
-    if page.items:
-        return _payload([wire_record(page.items[0])], [])
+    # One key is held at most once in each slot (the shared one, and each owner's own): of the
+    # holders the caller may read, the one the key names for it.
+    page = await crud.list(call, scope, namespace, ListFilters(key=key), None, KEY_HOLDERS_READ)
+    holder = key_holder_for(call.caller, page.items)
+    if holder is not None:
+        return _payload([wire_record(holder)], [])
     missing = NotFound(f"no entry holds key {key!r} in {scope.value} namespace {namespace}", key=key)
     return _payload([], [to_error_info(item_error(missing, 0)).model_dump(mode="json")])
 

@@ -23,14 +23,20 @@ class WriteTransaction(Protocol):
     def insert(self, entry: Entry) -> None: ...
 
     def upsert_keyed(self, entry: Entry) -> Entry | None:
-        """Insert `entry` (which has a key) or, when a non-conflict entry of its (scope, namespace,
-        team) holds that key, update that one instead (version + 1, `entry`'s etag): one statement,
-        atomic through the unique index on keys. Returns the stored entry; None when the holder is
-        another agent's agent-scope entry (nothing changed)."""
+        """Insert `entry` (which has a key) or update the entry its key names for its writer (its
+        owner) instead (version + 1, `entry`'s etag). A key is held per (scope, namespace, team)
+        and slot: the shared slot for entries without a read list, the owner's own for entries
+        with one. Without a read list, `entry` updates first the writer's own read-listed holder,
+        else the newest read-listed holder whose list names the writer, else the shared slot's
+        holder; with one, the holder in the writer's own slot. Each step one statement, atomic
+        through the unique index on keys; an entry the writer may not read is never updated (nor
+        stops the create). Returns the stored entry; None when the holder is another agent's
+        agent-scope entry (nothing changed)."""
         ...
 
     def key_holder(self, entry: Entry) -> str | None:
-        """The id of the non-conflict entry holding `entry`'s key in its (scope, namespace, team)."""
+        """The id of another non-conflict entry holding `entry`'s key in the slot `entry` would hold
+        it in (its (scope, namespace, team), and its owner's slot when it has a read list)."""
         ...
 
     def replace(self, entry: Entry, *, expected_etag: str) -> bool:

@@ -43,6 +43,7 @@ class Dialect:
         self.insert_entry: str = rows.INSERT_ENTRY
         self.update_entry: str = rows.UPDATE_ENTRY
         self.upsert_keyed: str = rows.UPSERT_KEYED
+        self.listed_key_update: str = rows.LISTED_KEY_UPDATE
         self.key_holder: str = rows.KEY_HOLDER
         self.insert_audit = insert_audit
         self.audit_params = audit_params

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, TypeVar
 from agent_memory.core.cursor import Position
 from agent_memory.core.models import AuditEvent, Entry, ListQuery
 from agent_memory.core.visibility import Area
+from agent_memory.storage.entry_rows import upserted_values
 from agent_memory.storage.frame.dialect import Dialect
 from agent_memory.storage.frame.visibility import area_clause
 
@@ -39,18 +40,28 @@ class WriteFrame:
         self.inserted_into.add((entry.scope.value, entry.namespace))
 
     def upsert_keyed(self, entry: Entry) -> Entry | None:
-        row = self._conn.execute(self.dialect.upsert_keyed, self.dialect.entry_params(entry)).fetchone()
+        d, params = self.dialect, self.dialect.entry_params(entry)
+        if not entry.read_agents:  # first the read-listed entry the key names for its writer, if any
+            writer = entry.owner_agent_id
+            _, listed = d.reader_clause("", writer)
+            row = self._conn.execute(d.listed_key_update, (
+                *upserted_values(params), entry.scope.value, entry.namespace, entry.team or "", entry.key,
+                *listed, writer, *listed, writer)).fetchone()
+            if row is not None:
+                return d.row_to_entry(row)
+        row = self._conn.execute(d.upsert_keyed, params).fetchone()
         if row is None:
             return None
-        stored = self.dialect.row_to_entry(row)
+        stored = d.row_to_entry(row)
         if stored.id == entry.id:
             self.inserted_into.add((entry.scope.value, entry.namespace))
         return stored
 
     def key_holder(self, entry: Entry) -> str | None:
+        slot = entry.owner_agent_id if entry.read_agents else ""
         row = self._conn.execute(self.dialect.key_holder, (entry.scope.value, entry.namespace, entry.team or "",
-                                                           entry.key)).fetchone()
-        return str(row[0]) if row is not None else None
+                                                           entry.key, slot)).fetchone()
+        return str(row[0]) if row is not None and row[0] != entry.id else None
 
     def replace(self, entry: Entry, *, expected_etag: str) -> bool:
         return self._conn.execute(self.dialect.update_entry, self.dialect.update_params(entry, expected_etag)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import psycopg
 
 from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.storage.key_slots import postgres_016_key_slots
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.tokens import m011_tokens
 from agent_memory.storage.postgres.turn_numbers import m008_turn_numbers
@@ -257,6 +258,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("013_superseded_index", _m013_superseded_index),
     ("014_domains", _m014_domains),
     ("015_read_lists", postgres_015_read_lists),  # read lists (storage/read_lists.py)
+    ("016_key_slots", postgres_016_key_slots),  # a read-listed entry's key is its owner's (storage/key_slots.py)
 )
 
 

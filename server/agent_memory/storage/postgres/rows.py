@@ -12,17 +12,20 @@ from agent_memory.storage.entry_rows import (
     entry_statements,
     entry_values,
     keyed_upsert,
+    listed_key_update,
     update_values,
 )
+from agent_memory.storage.key_slots import KEY_SLOT
 
-__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDATE_ENTRY", "UPSERT_KEYED",
-           "entry_params", "row_to_entry", "update_params"]
+__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "LISTED_KEY_UPDATE", "SELECT_ENTRY", "UPDATE_ENTRY",
+           "UPSERT_KEYED", "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("%s")
-UPSERT_KEYED = keyed_upsert("%s", "NOT conflict", "entries.read_agents IS NULL OR entries.owner_agent_id = "
-                            "excluded.owner_agent_id OR excluded.owner_agent_id = ANY(entries.read_agents)")
+UPSERT_KEYED = keyed_upsert("%s", "NOT conflict")
+# The writer owns the entry or its read list (text[]) names it.
+LISTED_KEY_UPDATE = listed_key_update("%s", "NOT conflict", "(owner_agent_id = %s OR %s = ANY(read_agents))")
 KEY_HOLDER = ("SELECT id FROM entries WHERE scope = %s AND namespace = %s "
-              "AND COALESCE(team, '') = %s AND key = %s AND NOT conflict")
+              f"AND COALESCE(team, '') = %s AND key = %s AND NOT conflict AND {KEY_SLOT} = %s")
 _TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
                                           for c in ("tags", "conflict", "compacted", "read_agents"))
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.text import is_storable, storable
+from agent_memory.storage.key_slots import sqlite_019_key_slots
 from agent_memory.storage.read_lists import sqlite_018_read_lists
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.tokens import m013_tokens
@@ -255,6 +256,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("016_superseded_index", _m016_superseded_index),
     ("017_domains", _m017_domains),
     ("018_read_lists", sqlite_018_read_lists),  # read lists (storage/read_lists.py)
+    ("019_key_slots", sqlite_019_key_slots),  # a read-listed entry's key is its owner's (storage/key_slots.py)
 )
 
 

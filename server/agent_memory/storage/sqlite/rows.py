@@ -14,19 +14,20 @@ from agent_memory.storage.entry_rows import (
     entry_statements,
     entry_values,
     keyed_upsert,
+    listed_key_update,
     update_values,
 )
+from agent_memory.storage.key_slots import KEY_SLOT
 
-__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "SELECT_ENTRY", "UPDATE_ENTRY", "UPSERT_KEYED",
-           "entry_params", "row_to_entry", "update_params"]
+__all__ = ["ENTRY_COLUMNS", "INSERT_ENTRY", "KEY_HOLDER", "LISTED_KEY_UPDATE", "SELECT_ENTRY", "UPDATE_ENTRY",
+           "UPSERT_KEYED", "entry_params", "row_to_entry", "update_params"]
 
 SELECT_ENTRY, INSERT_ENTRY, UPDATE_ENTRY = entry_statements("?")
-# A keyed create never updates an entry whose read list leaves its writer out (ids hold no '"').
-UPSERT_KEYED = keyed_upsert("?", "conflict = 0", "entries.read_agents IS NULL OR entries.owner_agent_id = "
-                            "excluded.owner_agent_id OR instr(entries.read_agents, '\"' || excluded.owner_agent_id "
-                            "|| '\"') > 0")
+UPSERT_KEYED = keyed_upsert("?", "conflict = 0")
+# The writer owns the entry or its read list names it (JSON text of ids, which hold no '"').
+LISTED_KEY_UPDATE = listed_key_update("?", "conflict = 0", "(owner_agent_id = ? OR instr(read_agents, ?) > 0)")
 KEY_HOLDER = ("SELECT id FROM entries WHERE scope = ? AND namespace = ? "
-              "AND COALESCE(team, '') = ? AND key = ? AND conflict = 0")
+              f"AND COALESCE(team, '') = ? AND key = ? AND conflict = 0 AND {KEY_SLOT} = ?")
 _TAGS, _CONFLICT, _COMPACTED, _READERS = (ENTRY_COLUMNS.index(c)
                                           for c in ("tags", "conflict", "compacted", "read_agents"))
 
