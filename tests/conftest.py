@@ -5,7 +5,7 @@ One contract, two stores: the MCP tool tests of the modules in `BOTH_STORES` run
 PostgreSQL (each test that takes the `settings` or `store_backend` fixture, directly or through
 `client`/`agent`, is parametrised by `store_backend`; on PostgreSQL only in the `auto` protocol mode,
 which has nothing to do with the store, and never a test named `test_sqlite_*`, which is about
-SQLite itself). `MEMORY_TEST_BACKENDS=sqlite` runs them on SQLite only.
+SQLite itself: `pytest_generate_tests`). `MEMORY_TEST_BACKENDS=sqlite` runs them on SQLite only.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ BOTH_STORES = frozenset({
     "test_reflect.py", "test_reflect_compaction.py", "test_reflect_namespace.py", "test_audit_health.py",
     "test_text_rule.py", "test_crud_keys.py",
     "test_confidence.py", "test_retrieve_budget_shares.py",
-    "test_domains.py", "test_retrieve_fresh.py",
+    "test_domains.py", "test_retrieve_fresh.py", "test_read_lists.py",
+    "test_supersede_undo.py",
 })
 STORE_BACKENDS = ("sqlite", "postgres")
 
@@ -50,24 +51,28 @@ def chosen_backends() -> list[str]:
     return [b for b in STORE_BACKENDS if b in chosen]
 
 
+MODES = ("auto", "legacy")  # the MCP protocol generations a client fixture speaks (see `mode`)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the `mode` fixture's own params are applied
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    module = metafunc.module.__file__ or ""
-    wanted = {"settings", "store_backend"} & set(metafunc.fixturenames)
-    if os.path.basename(module) in BOTH_STORES and wanted:
-        metafunc.parametrize("store_backend", chosen_backends(), indirect=True)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """PostgreSQL runs of the tool tests in one protocol mode only (`auto`), and none of SQLite's own."""
-    kept, dropped = [], []
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        on_postgres = params.get("store_backend") == "postgres"
-        sqlite_only = getattr(item, "originalname", item.name).startswith("test_sqlite_")
-        (dropped if on_postgres and (params.get("mode") == "legacy" or sqlite_only) else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    """Each test of a `BOTH_STORES` module that takes `settings` or `store_backend` runs on every
+    chosen store; with the `mode` fixture too, on SQLite in both protocol modes and on PostgreSQL
+    in `auto` only (the protocol has nothing to do with the store); a test named `test_sqlite_*`
+    (about SQLite itself) on SQLite only. Combinations that would only repeat a check are never
+    generated, rather than deselected, so every way of running the suite counts the same tests."""
+    module = os.path.basename(metafunc.module.__file__ or "")
+    if module not in BOTH_STORES or not {"settings", "store_backend"} & set(metafunc.fixturenames):
+        return
+    backends = chosen_backends()
+    if metafunc.definition.originalname.startswith("test_sqlite_"):
+        backends = [b for b in backends if b == "sqlite"]
+    if "mode" not in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", backends, indirect=True)
+        return
+    combos = [(backend, mode) for mode in MODES for backend in backends if backend == "sqlite" or mode == "auto"]
+    metafunc.parametrize(("store_backend", "mode"), combos, indirect=["store_backend"],
+                         ids=[f"{mode}-{backend}" for backend, mode in combos])
 
 
 @pytest.fixture
@@ -163,7 +168,7 @@ def settings(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest)
     return store_settings(request, tmp_path / "data", store_backend)
 
 
-@pytest.fixture(params=["auto", "legacy"])
+@pytest.fixture(params=MODES)
 def mode(request: pytest.FixtureRequest) -> str:
     return request.param
 

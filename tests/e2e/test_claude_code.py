@@ -2,7 +2,8 @@
 API on 127.0.0.1, with the MCP server and hooks `agent-memory setup claude-code --write` wrote:
 a preference and a decision stated in one session reach the model in a later, related one,
 framed as recalled memory; an unrelated prompt gets none; a secret said in passing is stored
-nowhere and sent nowhere again. Skipped, saying why, only where node/npm are missing."""
+nowhere and sent nowhere again. Skipped, saying why, only where node/npm are missing or the npm
+registry is unreachable."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import pytest
 
 from tests.e2e.model_standin import model_standin
 from tests.hooks.helper import HookRunner
-from tests.npm_cache import node_script
+from tests.npm_cache import UNREACHABLE, node_script
 
 CLAUDE = "@anthropic-ai/claude-code@2.1.332"
 SECRET = "ghp_" + "Z7q2Xk9LmP4vR8tY3wN6bC1dF5gH0jK2sA9e"  # a GitHub token's shape, not a real one
@@ -31,8 +32,8 @@ QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER":
 def claude() -> str:
     found, why = node_script(CLAUDE, "node_modules/.bin/claude")
     if found is None:
-        if shutil.which("npm") is None:
-            pytest.skip(f"the Claude Code CLI needs npm: {why}")
+        if shutil.which("npm") is None or why.startswith(UNREACHABLE):
+            pytest.skip(f"the Claude Code CLI needs npm and its registry: {why}")
         pytest.fail(f"could not install {CLAUDE}: {why}")
     return found[1]
 

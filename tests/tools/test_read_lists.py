@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from agent_memory.config import Settings
-from tests.conftest import Agent, audit_rows, chosen_backends, identity
+from tests.conftest import Agent, audit_rows, identity
 
-pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("store_backend", chosen_backends(), indirect=True)]
+pytestmark = pytest.mark.anyio  # on both stores: tests/conftest.py BOTH_STORES
 
 TEAM = {"scope": "team", "namespace": "red", "layer": "long_term"}
 

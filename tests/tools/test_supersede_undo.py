@@ -14,17 +14,11 @@ from mcp import Client
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
 from agent_memory.tools.server import create_server
-from tests.conftest import Agent, audit_rows, chosen_backends, identity
+from tests.conftest import Agent, audit_rows, identity
 
-pytestmark = pytest.mark.anyio
+pytestmark = pytest.mark.anyio  # on both stores: tests/conftest.py BOTH_STORES
 
 MISSING = "mem_01ZZZZZZZZZZZZZZZZZZZZZZZZ"
-
-
-@pytest.fixture(params=chosen_backends())
-def store_backend(request: pytest.FixtureRequest) -> str:
-    """Every test here runs on both record stores (PostgreSQL in the `auto` protocol mode only)."""
-    return str(request.param)
 
 
 async def _fact(agent: Agent, session_id: str, text: str) -> dict:

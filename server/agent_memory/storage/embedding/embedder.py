@@ -68,6 +68,22 @@ def default_model_files(model_dir: str = "", *, int8_compute: bool = True) -> Mo
     )
 
 
+_REWRITTEN: dict[str, bytes] = {}  # a model's sha256 -> its int8-compute rewrite
+
+
+def _rewritten(model: bytes, digest: str) -> bytes:
+    """`integer_model(model)`, made once per process for each model (about 0.3 s of CPU): a
+    process that opens the store more than once (a console beside its server, the test suite's
+    servers) rewrites the same bytes the same way. Raises NotRewritable."""
+    found = _REWRITTEN.get(digest)
+    if found is None:
+        found = integer_model(model)
+        if len(_REWRITTEN) >= 2:  # a model swapped in and back: keep the newest two only
+            _REWRITTEN.pop(next(iter(_REWRITTEN)))
+        _REWRITTEN[digest] = found
+    return found
+
+
 class OnnxEmbedder:
     """Synchronous and CPU-bound: call it off the event loop."""
 
@@ -83,10 +99,12 @@ class OnnxEmbedder:
             tokenizer_json = files.tokenizer.read_bytes()
         except OSError as exc:
             raise EmbedderUnavailable(f"cannot read the embedding model: {exc.strerror}") from None
+        digest = hashlib.sha256(model).hexdigest()
         if files.verify:
-            for data, expected, name in ((model, MODEL_SHA256, files.model.name),
-                                         (tokenizer_json, TOKENIZER_SHA256, files.tokenizer.name)):
-                if hashlib.sha256(data).hexdigest() != expected:
+            for actual, expected, name in ((digest, MODEL_SHA256, files.model.name),
+                                           (hashlib.sha256(tokenizer_json).hexdigest(), TOKENIZER_SHA256,
+                                            files.tokenizer.name)):
+                if actual != expected:
                     raise EmbedderUnavailable(f"sha256 of {name} does not match the pinned digest; refusing it")
         try:
             import numpy as np
@@ -96,7 +114,7 @@ class OnnxEmbedder:
         self._np = np
         if files.int8_compute:
             try:
-                model = integer_model(model)
+                model = _rewritten(model, digest)
                 self.name = "all-MiniLM-L6-v2-int8 (int8 compute)"
             except NotRewritable as exc:  # still correct, only slower
                 log.warning("embedding_int8_compute_unavailable", reason=str(exc))
@@ -110,7 +128,7 @@ class OnnxEmbedder:
         self._session = self._new_session(threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         if files.verify is False:  # named by its bytes too: another model in the same folder is another space
-            self.name = f"custom:{files.model.parent.name}:{hashlib.sha256(model).hexdigest()[:12]}"
+            self.name = f"custom:{files.model.parent.name}:{digest[:12]}"
 
     @property
     def space(self) -> str:
