@@ -13,7 +13,11 @@ from typing import Any
 
 import structlog
 
+from agent_memory.application.memories import Memories
+from agent_memory.application.recall import Recall
+from agent_memory.application.sessions import Sessions
 from agent_memory.config import Settings
+from agent_memory.contracts.errors import storage_failure
 from agent_memory.core.browse import BrowseService
 from agent_memory.core.budget import shares_of
 from agent_memory.core.clock import utc_now
@@ -58,6 +62,9 @@ class App:
     browse: BrowseService  # the memory console's list across every readable area
     operator: OperatorStore  # what stats, the audit trail and the console's metrics read
     lineage: LineageService  # supersede chains: what a fact replaced, and undoing a supersede
+    memories: Memories  # the application's door to memory_crud's work (application/memories.py)
+    recall: Recall  # ... and to memory_retrieve's (application/recall.py)
+    journal: Sessions  # ... and to memory_reflect's (application/sessions.py)
     # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
     # it; idempotent, and a no-op otherwise.
     start_vectors: Callable[[], None] = lambda: None
@@ -201,12 +208,15 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
             clock=utc_now,
             redactor=redactor,
         )
+        browse = BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now)
+        lineage = LineageService(repo, store.lineage(), audit, utc_now)
         yield App(settings=settings, launch_caller=launch_caller, store=store, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
-                  browse=BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now),
-                  operator=store.operator, lineage=LineageService(repo, store.lineage(), audit, utc_now),
+                  browse=browse, operator=store.operator, lineage=lineage,
+                  memories=Memories(crud, lineage, browse, storage_failure), recall=Recall(retrieval),
+                  journal=Sessions(sessions, reflection),
                   start_vectors=start_vectors)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from agent_memory.bootstrap import open_app
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
+from agent_memory.hooks.daemon import door
 from agent_memory.hooks.events import HookEvents, HookSettings
 from agent_memory.hooks.transcript import Turn
 from agent_memory.importers import read_lines
@@ -145,15 +146,13 @@ async def test_reflection_compaction_and_logged_turns_set_it(agent: Agent) -> No
     assert data["errors"][0]["details"]["field"] == "domain"
 
 
-async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent: Agent, tmp_path: Path) -> None:
-    async def tools(name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        result = await agent.client.call_tool(name, arguments)
-        return bool(result.is_error), result.structured_content
-
-    hooks = HookEvents(HookSettings(agent_id="alice", team="red", project="demo", budget_chars=2000,
-                                    start_chars=2000, state_dir=tmp_path / "state"), tools)
-    await hooks._log("host-1", "alice/demo", [Turn("user", "Refactor the parser module", None, None),
-                                              Turn("assistant", "Done: split it into two files", None, None)])
+async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent: Agent, settings: Settings,
+                                                                          tmp_path: Path) -> None:
+    async with open_app(settings) as app:  # the hook helper's own opening of the store, beside the server
+        hooks = HookEvents(HookSettings(agent_id="alice", team="red", project="demo", budget_chars=2000,
+                                        start_chars=2000, state_dir=tmp_path / "state"), door(app))
+        await hooks._log("host-1", "alice/demo", [Turn("user", "Refactor the parser module", None, None),
+                                                  Turn("assistant", "Done: split it into two files", None, None)])
     failed, data = await agent.crud(action="list", namespace="alice/demo", filters={"session_id": "host-1"})
     assert not failed and [t["domain"] for t in data["items"]] == ["code_context", "code_context"], data
 

@@ -1,6 +1,6 @@
-"""The console's JSON API under /console/api/: each handler calls the services the MCP tool
-handlers call (`run_memory_crud`, `run_memory_retrieve`, `BrowseService`, `reconcile`), so the
-permission gate and the audit are the tools' own. No SQL here."""
+"""The console's JSON API under /console/api/: each handler reads its request into the
+application's typed requests and calls the application (`App.memories`, `App.recall`), the door
+the MCP tools go through, so the permission gate and the audit are the tools' own. No SQL here."""
 
 from __future__ import annotations
 
@@ -12,19 +12,21 @@ from starlette.requests import Request
 
 from agent_memory.bootstrap import App
 from agent_memory.console.auth import SignedIn
-from agent_memory.contracts.crud import MemoryCrudArgs
+from agent_memory.contracts.crud import UpdateItem
+from agent_memory.contracts.crud_requests import entry_change
 from agent_memory.contracts.errors import check_unicode, parse_model
 from agent_memory.contracts.records import wire_record
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs
-from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
+from agent_memory.contracts.retrieve_requests import retrieval_request, retrieve_payload
+from agent_memory.core.commands import Removal
+from agent_memory.core.errors import Forbidden, InvalidParams
+from agent_memory.core.lineage import Restoration
 from agent_memory.core.models import Domain, Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
-from agent_memory.core.reconcile import Choice, reconcile
+from agent_memory.core.reconcile import Choice
 from agent_memory.core.trail import visible_trail
 from agent_memory.core.visibility import readable_areas
 from agent_memory.ops.inspection import warnings_since_last_call
-from agent_memory.tools.crud_tool import run_memory_crud
-from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
 EDITABLE = ("content", "tags", "priority", "confidence", "layer", "expires_at")
 AUDIT_TRAIL_LIMIT = 500
@@ -99,29 +101,6 @@ async def _body(request: Request, most: int) -> dict[str, Any]:
     return body
 
 
-async def _crud(app: App, signed: SignedIn, arguments: dict[str, Any]) -> dict[str, Any]:
-    """One memory_crud request, exactly as the tool runs it; an item error becomes the answer."""
-    _need(signed, Skill.CRUD)
-    result = await run_memory_crud(app.crud, signed.call(), parse_model(MemoryCrudArgs, arguments), app.lineage)
-    if result["errors"]:
-        error = result["errors"][0]
-        raise _error_from_wire(error)
-    return result
-
-
-class WireError(DomainError):
-    """An error the tool handler already put in wire form."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any]) -> None:
-        super().__init__(message, **details)
-        self.code = code  # type: ignore[misc]
-
-
-def _error_from_wire(error: dict[str, Any]) -> DomainError:
-    details = {k: v for k, v in (error.get("details") or {}).items() if k != "index"}
-    return WireError(str(error["code"]), str(error["message"]), details)
-
-
 async def whoami(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     claims = signed.claims.as_dict()
     return {**claims, "operator": signed.caller.operator}
@@ -139,10 +118,10 @@ async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
         conflict=_flag(q.get("conflict"), "conflict"),
         domain=_choice(q.get("domain"), Domain, "domain"),
     )
-    page = await app.browse.browse(signed.call("list"), scopes=(scope,) if scope else (),
-                                   namespace=(q.get("namespace") or "").strip("/") or None, filters=filters,
-                                   superseded=_flag(q.get("superseded"), "superseded"),
-                                   cursor=q.get("cursor") or None, limit=_limit(q.get("limit"), 25, 100))
+    page = await app.memories.browse(signed.call("list"), scopes=(scope,) if scope else (),
+                                     namespace=(q.get("namespace") or "").strip("/") or None, filters=filters,
+                                     superseded=_flag(q.get("superseded"), "superseded"),
+                                     cursor=q.get("cursor") or None, limit=_limit(q.get("limit"), 25, 100))
     return {"items": [wire_record(e) for e in page.items], "next_cursor": page.next_cursor,
             "has_more": page.has_more}
 
@@ -150,18 +129,13 @@ async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
 async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """One entry (read as `memory_crud read` reads it) and its own audit trail."""
     _need(signed, Skill.CRUD)
-    found = await app.crud.read_by_id(signed.call("read"), request.path_params["entry_id"])
+    found = await app.memories.by_id(signed.call("read"), request.path_params["entry_id"])
     # every row of the entry (the store returns the oldest first), then the newest the caller may see
     rows = await app.operator.audit_rows(AuditQuery(entry_id=found.id))
     trail = visible_trail(signed.caller, rows, AUDIT_TRAIL_LIMIT)
     # its history: what replaced it is `superseded_by`; what it replaced (readable facts), oldest first
     replaced = (await app.lineage.replaced(signed.caller, [found.id])).get(found.id, ())
     return {"entry": wire_record(found), "audit": trail, "supersedes": [old.as_dict() for old in replaced]}
-
-
-async def _locate(app: App, signed: SignedIn, entry_id: str) -> tuple[str, str]:
-    found = await app.crud.read_by_id(signed.call("read"), entry_id)
-    return found.scope.value, found.namespace
 
 
 async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -173,12 +147,9 @@ async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
         raise InvalidParams(f"{unknown[0]} cannot be edited here", field=unknown[0])
     if not body.get("if_match"):
         raise InvalidParams("if_match (the etag you edited) is required", field="if_match")
-    entry_id = request.path_params["entry_id"]
-    scope, namespace = await _locate(app, signed, entry_id)
-    item = {"id": entry_id, **{k: body[k] for k in EDITABLE if k in body}}
-    result = await _crud(app, signed, {"action": "update", "scope": scope, "namespace": namespace, "items": [item],
-                                       "if_match": body["if_match"]})
-    return {"entry": result["items"][0]}
+    item = parse_model(UpdateItem, {"id": request.path_params["entry_id"], "if_match": body["if_match"],
+                                    **{k: body[k] for k in EDITABLE if k in body}})
+    return {"entry": wire_record(await app.memories.one(signed.call(), "update", entry_change(item)))}
 
 
 async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -187,10 +158,8 @@ async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
     if_match = request.query_params.get("if_match")
     if not if_match:
         raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
-    scope, namespace = await _locate(app, signed, entry_id)
-    result = await _crud(app, signed, {"action": "delete", "scope": scope, "namespace": namespace,
-                                       "items": [{"id": entry_id}], "if_match": if_match})
-    return {"deleted": result["items"][0]["id"]}
+    deleted = await app.memories.one(signed.call(), "delete", Removal(entry_id, if_match))
+    return {"deleted": deleted.id}
 
 
 async def unsupersede(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -202,29 +171,20 @@ async def unsupersede(request: Request, app: App, signed: SignedIn) -> dict[str,
         raise InvalidParams(f"{unknown[0]} is not taken here; send only if_match", field=unknown[0])
     if not isinstance(body.get("if_match"), str) or not body["if_match"]:
         raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
-    entry_id = request.path_params["entry_id"]
-    scope, namespace = await _locate(app, signed, entry_id)
-    result = await _crud(app, signed, {"action": "unsupersede", "scope": scope, "namespace": namespace,
-                                       "items": [{"id": entry_id}], "if_match": body["if_match"]})
-    return {"entry": result["items"][0]}
+    restored = await app.memories.one(signed.call(), "unsupersede",
+                                      Restoration(request.path_params["entry_id"], body["if_match"]))
+    return {"entry": wire_record(restored)}
 
 
 async def conflicts(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """Pending conflict entries the caller may read, each beside its original."""
     _need(signed, Skill.CRUD)
-    page = await app.browse.browse(signed.call("list"), filters=ListFilters(conflict=True),
-                                   cursor=request.query_params.get("cursor") or None, limit=CONFLICT_QUEUE_LIMIT)
-    pairs = []
-    for pending in page.items:
-        original = None
-        if pending.conflict_of is not None:
-            try:
-                original = wire_record(await app.crud.read(signed.call("read"), pending.scope, pending.namespace,
-                                                           pending.conflict_of))
-            except DomainError:  # the original is gone (deleted or expired): only "keep" is left
-                original = None
-        pairs.append({"conflict": wire_record(pending), "original": original})
-    return {"items": pairs, "next_cursor": page.next_cursor, "has_more": page.has_more}
+    found = await app.memories.conflicts(signed.call(), request.query_params.get("cursor") or None,
+                                         CONFLICT_QUEUE_LIMIT)
+    # an original that is gone (deleted or expired) is null: only "keep" is left
+    pairs = [{"conflict": wire_record(pending), "original": wire_record(original) if original else None}
+             for pending, original in found.pairs]
+    return {"items": pairs, "next_cursor": found.next_cursor, "has_more": found.next_cursor is not None}
 
 
 async def resolve(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -239,8 +199,8 @@ async def resolve(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     content = body.get("content")
     if content is not None and not isinstance(content, str):
         raise InvalidParams("content must be text", field="content")
-    done = await reconcile(app.crud, signed.call(), request.path_params["entry_id"], choice, original_etag=etag,
-                           merged_content=content)
+    done = await app.memories.reconcile(signed.call(), request.path_params["entry_id"], choice, original_etag=etag,
+                                       merged_content=content)
     return {"original": wire_record(done.original), "removed_conflict_id": done.removed_conflict_id}
 
 
@@ -259,8 +219,8 @@ async def search(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
             raise InvalidParams("min_score must be a number", field="min_score") from None
         if not math.isfinite(arguments["min_score"]):
             raise InvalidParams("min_score must be a number", field="min_score")
-    args = parse_model(MemoryRetrieveArgs, arguments)
-    return await run_memory_retrieve(app.retrieval, app.settings, signed.call("memory_retrieval"), args)
+    request = retrieval_request(parse_model(MemoryRetrieveArgs, arguments))
+    return retrieve_payload(await app.recall.retrieve(signed.call("memory_retrieval"), request))
 
 
 async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -268,7 +228,7 @@ async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     (only what the caller may read, unless an operator)."""
     areas = None if signed.caller.operator else readable_areas(signed.caller)
     store = await app.stats(areas)
-    return {"tools": app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot(), "store": store}
+    return {"tools": app.metrics.snapshot(), "retrieval": app.recall.metrics.snapshot(), "store": store}
 
 
 async def warnings(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:

@@ -4,10 +4,10 @@ starts in tens of milliseconds) gets its answer in a few more.
 
 Started by the hook command on first use (`python -m agent_memory.hooks.daemon --socket PATH`),
 it listens on a Unix socket in a directory private to the user (mode 0600), serves until it has
-had no request for `hook_idle_minutes`, and works as the configured identity through the same
-MCP tools as any client (an in-process MCP session), so permissions, secrets redaction, audit and
-the multi-process rules of the store apply to it as to any server process. One helper per socket:
-a second one finds the lock taken and exits.
+had no request for `hook_idle_minutes`, and works as the configured identity through the
+application's use cases, the door the MCP tools go through (never an MCP session to itself), so
+permissions, secrets redaction, audit and the multi-process rules of the store apply to it as to
+any server process. One helper per socket: a second one finds the lock taken and exits.
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from typing import Any
 import anyio
 import structlog
 from anyio.abc import SocketStream
-from mcp import Client
 
+from agent_memory.bootstrap import App, open_app
 from agent_memory.config import ConfigError, Settings, load_settings
-from agent_memory.hooks.events import HookError, HookEvents, HookSettings
+from agent_memory.hooks.events import Door, HookError, HookEvents, HookSettings
 from agent_memory.logging import configure_logging
-from agent_memory.tools.server import create_server
 
 log = structlog.get_logger("agent_memory.hooks")
 
@@ -47,22 +46,19 @@ def host_output(host: str, event_name: str, context: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}})
 
 
+def door(app: App) -> Door:
+    """The application's use cases as the configured (launch) identity."""
+    return Door(app.launch_caller, app.memories, app.recall, app.journal)
+
+
 class Helper:
-    def __init__(self, settings: Settings, client: Client) -> None:
+    def __init__(self, settings: Settings, app: App) -> None:
         caller = settings.launch_caller()
         self.events = HookEvents(HookSettings(
             agent_id=caller.agent_id, team=caller.team, project=settings.hook_project,
             budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
-            state_dir=settings.data_path / "hooks"), self._call)
-        self._client = client
+            state_dir=settings.data_path / "hooks"), door(app))
         self.last_request = time.monotonic()
-
-    async def _call(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        result = await self._client.call_tool(tool, arguments)
-        data = result.structured_content
-        if not isinstance(data, dict):
-            return True, {"errors": [{"code": "INTERNAL", "message": "the tool gave no structured answer"}]}
-        return bool(result.is_error), data
 
     async def answer(self, request: dict[str, Any]) -> dict[str, str]:
         event = request.get("event")
@@ -156,8 +152,8 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
 
 async def serve(settings: Settings, socket_path: Path) -> None:
     idle = settings.hook_idle_minutes * 60
-    async with Client(create_server(settings)) as client:
-        helper = Helper(settings, client)
+    async with open_app(settings) as app:
+        helper = Helper(settings, app)
         with contextlib.suppress(FileNotFoundError):
             socket_path.unlink()  # a stale socket of a helper that died (the lock says none runs)
         listener = await anyio.create_unix_listener(socket_path)

@@ -1,6 +1,6 @@
-"""What the hook helper does for each host event, through the three MCP tools as the configured
-identity: recall at SessionStart and UserPromptSubmit, capture (log, then reflect) at Stop,
-PreCompact and SessionEnd.
+"""What the hook helper does for each host event, through the application's use cases (the door the
+MCP tools go through) as the configured identity: recall at SessionStart and UserPromptSubmit,
+capture (log, then reflect) at Stop, PreCompact and SessionEnd.
 
 A project's memory lives under the agent's own `<agent_id>/<project>` and the team's
 `<team>/<project>`; recall reads those and the agent's and team's root namespaces, never another
@@ -14,21 +14,27 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_memory.application.memories import ListRequest, Memories, Place
+from agent_memory.application.recall import Recall
+from agent_memory.application.sessions import LogTurns, Reflect, Sessions
+from agent_memory.core.commands import Call
 from agent_memory.core.context import render_block
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.errors import DomainError
+from agent_memory.core.extract import Turn as LoggedTurn
+from agent_memory.core.ids import new_request_id
+from agent_memory.core.models import Caller, Domain, Entry, Layer, ListFilters, Scope
+from agent_memory.core.retrieval import RetrievalRequest
+from agent_memory.core.text import check_text
 from agent_memory.hooks.transcript import Turn, read_new
-
-Tools = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, dict[str, Any]]]]
 
 RECALL_EVENTS = {"SessionStart", "UserPromptSubmit"}
 CAPTURE_EVENTS = {"Stop", "PreCompact", "SessionEnd", "SubagentStop"}
 REFLECT_EVENTS = {"PreCompact", "SessionEnd"}
-LOG_BATCH = 100  # memory_reflect log takes at most 100 turns a call
+LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 MAX_QUERY_CHARS = 4000
 START_ENTRY_CHARS = 300
 _SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
@@ -65,16 +71,18 @@ def host_session(session_id: object) -> str:
     return "h-" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _entry(record: dict[str, Any]) -> Entry:
-    return Entry(
-        id=record["id"], scope=Scope(record["scope"]), namespace=record["namespace"], team=record.get("team"),
-        owner_agent_id=record["owner_agent_id"], content=record["content"], tags=tuple(record.get("tags") or ()),
-        priority=Priority(record.get("priority", "medium")), source=Source(record.get("source", "manual")),
-        confidence=float(record.get("confidence", 1.0)), layer=Layer(record["layer"]),
-        created_at=record["created_at"], updated_at=record.get("updated_at") or record["created_at"],
-        expires_at=record.get("expires_at"), version=int(record.get("version", 1)), etag=record.get("etag", ""),
-        session_id=record.get("session_id"),
-    )
+@dataclass(frozen=True)
+class Door:
+    """The application's use cases the hooks work through, as one identity."""
+
+    caller: Caller
+    memories: Memories
+    recall: Recall
+    sessions: Sessions
+
+    def call(self, tool: str) -> Call:
+        """A call as the MCP tool `tool` makes it (its audit rows name that tool)."""
+        return Call(self.caller, new_request_id(), tool)
 
 
 class Offsets:
@@ -107,9 +115,9 @@ class Offsets:
 
 
 class HookEvents:
-    def __init__(self, settings: HookSettings, tools: Tools) -> None:
+    def __init__(self, settings: HookSettings, door: Door) -> None:
         self._s = settings
-        self._tools = tools
+        self._door = door
         self._offsets = Offsets(settings.state_dir)
 
     def _namespaces(self, event: dict[str, Any], env: dict[str, str], cwd: str) -> tuple[str, str]:
@@ -141,24 +149,28 @@ class HookEvents:
         prompt = " ".join(str(event.get("prompt") or "").split())[:MAX_QUERY_CHARS]
         if not prompt:
             return ""
-        failed, data = await self._tools("memory_retrieve", {
-            "query": prompt, "namespaces": [mine, self._s.agent_id, ours, self._s.team],
-            "max_chars": self._s.budget_chars})
-        if failed:
-            raise HookError(_first_error(data))
-        return str(data.get("context") or "")
+        request = RetrievalRequest(query=prompt, namespaces=(mine, self._s.agent_id, ours, self._s.team),
+                                   max_chars=self._s.budget_chars)
+        try:
+            check_text(prompt, "query")  # the text rule, as at every edge (core/text.py)
+            found = await self._door.recall.retrieve(self._door.call("memory_retrieve"), request)
+        except DomainError as exc:
+            raise HookError(_said(exc)) from None
+        return found.context
 
     async def _start(self, mine: str, ours: str) -> str:
-        wanted = (("agent", mine, {"layer": "meta"}, 10), ("team", ours, {"layer": "meta"}, 10),
-                  ("agent", mine, {"layer": "long_term"}, 10), ("team", ours, {"layer": "long_term"}, 5),
-                  ("agent", mine, {"layer": "session", "tags": ["compaction"]}, 1))
+        rules, facts = ListFilters(layer=Layer.META), ListFilters(layer=Layer.LONG_TERM)
+        summaries = ListFilters(layer=Layer.SESSION, tags=("compaction",))
+        wanted = ((Scope.AGENT, mine, rules, 10), (Scope.TEAM, ours, rules, 10), (Scope.AGENT, mine, facts, 10),
+                  (Scope.TEAM, ours, facts, 5), (Scope.AGENT, mine, summaries, 1))
         entries: list[Entry] = []
         for scope, namespace, filters, limit in wanted:
-            failed, data = await self._tools("memory_crud", {"action": "list", "scope": scope, "namespace": namespace,
-                                                             "filters": filters, "limit": limit})
-            if failed:  # e.g. a team the identity cannot read: the rest still helps
+            try:
+                page = await self._door.memories.list(self._door.call("memory_crud"),
+                                                      ListRequest(Place(scope, namespace), filters, limit=limit))
+            except DomainError:  # e.g. a team the identity cannot read: the rest still helps
                 continue
-            entries += [_entry(r) for r in data.get("items", []) if not r.get("superseded_by")]
+            entries += [e for e in page.items if not e.superseded_by]
         if not entries:
             return ""
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
@@ -181,19 +193,22 @@ class HookEvents:
         return "; ".join(n for n in notes if n)
 
     async def _reflect(self, session: str, namespace: str) -> str:
-        failed, data = await self._tools("memory_reflect", {"action": "reflect", "session_id": session,
-                                                            "namespace": namespace, "use_sampling": False})
-        return _first_error(data) if failed else ""
+        try:
+            await self._door.sessions.reflect(self._door.call("memory_reflect"), Reflect(session, namespace=namespace))
+        except DomainError as exc:
+            return _said(exc)
+        return ""
 
     async def _log(self, session: str, namespace: str, turns: list[Turn]) -> None:
-        wire = [{"role": t.role, "content": t.content, **({"name": _name(t.name)} if t.name else {}),
-                 **({"at": t.at} if t.at else {})} for t in turns if t.content.strip()]
-        for start in range(0, len(wire), LOG_BATCH):
-            failed, data = await self._tools("memory_reflect", {"action": "log", "session_id": session,
-                                                                "namespace": namespace, "domain": "code_context",
-                                                                "turns": wire[start:start + LOG_BATCH]})
-            if failed:
-                raise HookError(_first_error(data))
+        logged = [LoggedTurn(role=t.role, content=t.content, name=_name(t.name) if t.name else None, at=t.at)
+                  for t in turns if t.content.strip()]
+        for start in range(0, len(logged), LOG_BATCH):
+            request = LogTurns(session, logged[start:start + LOG_BATCH], namespace, Domain.CODE_CONTEXT)
+            try:
+                check_text([[t.content, t.name or ""] for t in request.turns], "turns")
+                await self._door.sessions.log(self._door.call("memory_reflect"), request)
+            except DomainError as exc:
+                raise HookError(_said(exc)) from None
 
 
 def _at(event: dict[str, Any]) -> str | None:
@@ -212,7 +227,6 @@ def _name(name: str) -> str:
     return (_NAME.sub("_", name).strip() or "tool")[:64]
 
 
-def _first_error(data: dict[str, Any]) -> str:
-    errors = data.get("errors") or [{}]
-    first = errors[0] if isinstance(errors[0], dict) else {}
-    return f"{first.get('code', 'ERROR')}: {first.get('message', 'the tool refused the call')}"
+def _said(error: DomainError) -> str:
+    """What the hook tells its host on stderr: the error's code and message, as a tool answers them."""
+    return f"{error.code}: {error.message}"

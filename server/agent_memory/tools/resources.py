@@ -60,7 +60,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     """Raises: MCPError (resource not found, or the structured error as its data)."""
     app.metrics.resource_reads += 1
     if uri == METRICS_URI:
-        return _json(uri, {**app.metrics.snapshot(), "retrieval": app.retrieval.metrics.snapshot()})
+        return _json(uri, {**app.metrics.snapshot(), "retrieval": app.recall.metrics.snapshot()})
     if uri == STATS_URI:
         stats = await app.stats(readable_areas(caller))
         return _json(uri, {**stats, "audit": app.audit.snapshot()})
