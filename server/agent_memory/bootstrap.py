@@ -13,6 +13,8 @@ from typing import Any
 
 import structlog
 
+from agent_memory.application import Application
+from agent_memory.application.lineage import Lineage
 from agent_memory.application.memories import Memories
 from agent_memory.application.recall import Recall
 from agent_memory.application.sessions import Sessions
@@ -62,9 +64,7 @@ class App:
     browse: BrowseService  # the memory console's list across every readable area
     operator: OperatorStore  # what stats, the audit trail and the console's metrics read
     lineage: LineageService  # supersede chains: what a fact replaced, and undoing a supersede
-    memories: Memories  # the application's door to memory_crud's work (application/memories.py)
-    recall: Recall  # ... and to memory_retrieve's (application/recall.py)
-    journal: Sessions  # ... and to memory_reflect's (application/sessions.py)
+    door: Application  # the use cases every adapter calls (application/): the core services above are theirs
     # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
     # it; idempotent, and a no-op otherwise.
     start_vectors: Callable[[], None] = lambda: None
@@ -210,13 +210,14 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
         )
         browse = BrowseService(store.browse_store(), audit, CursorCodec(bytes.fromhex(secret)), utc_now)
         lineage = LineageService(repo, store.lineage(), audit, utc_now)
+        chains = Lineage(lineage)
         yield App(settings=settings, launch_caller=launch_caller, store=store, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
                   browse=browse, operator=store.operator, lineage=lineage,
-                  memories=Memories(crud, lineage, browse, storage_failure), recall=Recall(retrieval),
-                  journal=Sessions(sessions, reflection),
+                  door=Application(memories=Memories(crud, chains, browse, storage_failure), recall=Recall(retrieval),
+                                   sessions=Sessions(sessions, reflection), lineage=chains),
                   start_vectors=start_vectors)
 
 

@@ -14,7 +14,6 @@ import pytest
 from agent_memory.bootstrap import open_app
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
-from agent_memory.hooks.daemon import door
 from agent_memory.hooks.events import HookEvents, HookSettings
 from agent_memory.hooks.transcript import Turn
 from agent_memory.importers import read_lines
@@ -150,7 +149,7 @@ async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent:
                                                                           tmp_path: Path) -> None:
     async with open_app(settings) as app:  # the hook helper's own opening of the store, beside the server
         hooks = HookEvents(HookSettings(agent_id="alice", team="red", project="demo", budget_chars=2000,
-                                        start_chars=2000, state_dir=tmp_path / "state"), door(app))
+                                        start_chars=2000, state_dir=tmp_path / "state"), app.door, app.launch_caller)
         await hooks._log("host-1", "alice/demo", [Turn("user", "Refactor the parser module", None, None),
                                                   Turn("assistant", "Done: split it into two files", None, None)])
     failed, data = await agent.crud(action="list", namespace="alice/demo", filters={"session_id": "host-1"})

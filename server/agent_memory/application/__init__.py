@@ -10,4 +10,26 @@ core's errors. Nothing here knows a protocol, a wire format or a database driver
 - `recall`: retrieve (`memory_retrieve`);
 - `sessions`: log, compact, reflect (`memory_reflect`);
 - `lineage`: what a fact replaced, and undoing a supersede.
+
+The composition root (`bootstrap.open_app`) builds one `Application` and hands it to every adapter
+as `App.door`.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_memory.application.lineage import Lineage
+from agent_memory.application.memories import Memories
+from agent_memory.application.recall import Recall
+from agent_memory.application.sessions import Sessions
+
+
+@dataclass(frozen=True)
+class Application:
+    """Every use case family, as one server process offers them."""
+
+    memories: Memories
+    recall: Recall
+    sessions: Sessions
+    lineage: Lineage

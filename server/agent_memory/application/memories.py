@@ -7,12 +7,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from agent_memory.application.lineage import Lineage
 from agent_memory.core.browse import BrowseService
 from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
 from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import Page
 from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
-from agent_memory.core.lineage import LineageService, Restoration
+from agent_memory.core.lineage import Restoration
 from agent_memory.core.models import Access, Entry, ListFilters, Scope
 from agent_memory.core.read_lists import key_holder_for
 from agent_memory.core.reconcile import Choice, Reconciled, reconcile
@@ -83,7 +84,7 @@ class Memories:
     denial audited) before anything about its shape; what an adapter found wrong with the rest of
     it (`refused`) is raised next."""
 
-    def __init__(self, crud: CrudService, lineage: LineageService | None, browse: BrowseService | None,
+    def __init__(self, crud: CrudService, lineage: Lineage | None, browse: BrowseService | None,
                  storage_failures: StorageFailures) -> None:
         self._crud = crud
         self._lineage = lineage  # None: unsupersede is not offered

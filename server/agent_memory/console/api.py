@@ -118,7 +118,7 @@ async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
         conflict=_flag(q.get("conflict"), "conflict"),
         domain=_choice(q.get("domain"), Domain, "domain"),
     )
-    page = await app.memories.browse(signed.call("list"), scopes=(scope,) if scope else (),
+    page = await app.door.memories.browse(signed.call("list"), scopes=(scope,) if scope else (),
                                      namespace=(q.get("namespace") or "").strip("/") or None, filters=filters,
                                      superseded=_flag(q.get("superseded"), "superseded"),
                                      cursor=q.get("cursor") or None, limit=_limit(q.get("limit"), 25, 100))
@@ -129,12 +129,12 @@ async def browse(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
 async def entry(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """One entry (read as `memory_crud read` reads it) and its own audit trail."""
     _need(signed, Skill.CRUD)
-    found = await app.memories.by_id(signed.call("read"), request.path_params["entry_id"])
+    found = await app.door.memories.by_id(signed.call("read"), request.path_params["entry_id"])
     # every row of the entry (the store returns the oldest first), then the newest the caller may see
     rows = await app.operator.audit_rows(AuditQuery(entry_id=found.id))
     trail = visible_trail(signed.caller, rows, AUDIT_TRAIL_LIMIT)
     # its history: what replaced it is `superseded_by`; what it replaced (readable facts), oldest first
-    replaced = (await app.lineage.replaced(signed.caller, [found.id])).get(found.id, ())
+    replaced = (await app.door.lineage.replaced(signed.call("read"), [found.id])).get(found.id, ())
     return {"entry": wire_record(found), "audit": trail, "supersedes": [old.as_dict() for old in replaced]}
 
 
@@ -149,7 +149,7 @@ async def edit(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
         raise InvalidParams("if_match (the etag you edited) is required", field="if_match")
     item = parse_model(UpdateItem, {"id": request.path_params["entry_id"], "if_match": body["if_match"],
                                     **{k: body[k] for k in EDITABLE if k in body}})
-    return {"entry": wire_record(await app.memories.one(signed.call(), "update", entry_change(item)))}
+    return {"entry": wire_record(await app.door.memories.one(signed.call(), "update", entry_change(item)))}
 
 
 async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -158,7 +158,7 @@ async def delete(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
     if_match = request.query_params.get("if_match")
     if not if_match:
         raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
-    deleted = await app.memories.one(signed.call(), "delete", Removal(entry_id, if_match))
+    deleted = await app.door.memories.one(signed.call(), "delete", Removal(entry_id, if_match))
     return {"deleted": deleted.id}
 
 
@@ -171,7 +171,7 @@ async def unsupersede(request: Request, app: App, signed: SignedIn) -> dict[str,
         raise InvalidParams(f"{unknown[0]} is not taken here; send only if_match", field=unknown[0])
     if not isinstance(body.get("if_match"), str) or not body["if_match"]:
         raise InvalidParams("if_match (the etag you saw) is required", field="if_match")
-    restored = await app.memories.one(signed.call(), "unsupersede",
+    restored = await app.door.memories.one(signed.call(), "unsupersede",
                                       Restoration(request.path_params["entry_id"], body["if_match"]))
     return {"entry": wire_record(restored)}
 
@@ -179,7 +179,7 @@ async def unsupersede(request: Request, app: App, signed: SignedIn) -> dict[str,
 async def conflicts(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
     """Pending conflict entries the caller may read, each beside its original."""
     _need(signed, Skill.CRUD)
-    found = await app.memories.conflicts(signed.call(), request.query_params.get("cursor") or None,
+    found = await app.door.memories.conflicts(signed.call(), request.query_params.get("cursor") or None,
                                          CONFLICT_QUEUE_LIMIT)
     # an original that is gone (deleted or expired) is null: only "keep" is left
     pairs = [{"conflict": wire_record(pending), "original": wire_record(original) if original else None}
@@ -199,7 +199,7 @@ async def resolve(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     content = body.get("content")
     if content is not None and not isinstance(content, str):
         raise InvalidParams("content must be text", field="content")
-    done = await app.memories.reconcile(signed.call(), request.path_params["entry_id"], choice, original_etag=etag,
+    done = await app.door.memories.reconcile(signed.call(), request.path_params["entry_id"], choice, original_etag=etag,
                                        merged_content=content)
     return {"original": wire_record(done.original), "removed_conflict_id": done.removed_conflict_id}
 
@@ -220,7 +220,7 @@ async def search(request: Request, app: App, signed: SignedIn) -> dict[str, Any]
         if not math.isfinite(arguments["min_score"]):
             raise InvalidParams("min_score must be a number", field="min_score")
     request = retrieval_request(parse_model(MemoryRetrieveArgs, arguments))
-    return retrieve_payload(await app.recall.retrieve(signed.call("memory_retrieval"), request))
+    return retrieve_payload(await app.door.recall.retrieve(signed.call("memory_retrieval"), request))
 
 
 async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:
@@ -228,7 +228,7 @@ async def metrics(request: Request, app: App, signed: SignedIn) -> dict[str, Any
     (only what the caller may read, unless an operator)."""
     areas = None if signed.caller.operator else readable_areas(signed.caller)
     store = await app.stats(areas)
-    return {"tools": app.metrics.snapshot(), "retrieval": app.recall.metrics.snapshot(), "store": store}
+    return {"tools": app.metrics.snapshot(), "retrieval": app.door.recall.metrics.snapshot(), "store": store}
 
 
 async def warnings(request: Request, app: App, signed: SignedIn) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from anyio.abc import SocketStream
 
 from agent_memory.bootstrap import App, open_app
 from agent_memory.config import ConfigError, Settings, load_settings
-from agent_memory.hooks.events import Door, HookError, HookEvents, HookSettings
+from agent_memory.hooks.events import HookError, HookEvents, HookSettings
 from agent_memory.logging import configure_logging
 
 log = structlog.get_logger("agent_memory.hooks")
@@ -46,18 +46,13 @@ def host_output(host: str, event_name: str, context: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}})
 
 
-def door(app: App) -> Door:
-    """The application's use cases as the configured (launch) identity."""
-    return Door(app.launch_caller, app.memories, app.recall, app.journal)
-
-
 class Helper:
     def __init__(self, settings: Settings, app: App) -> None:
         caller = settings.launch_caller()
         self.events = HookEvents(HookSettings(
             agent_id=caller.agent_id, team=caller.team, project=settings.hook_project,
             budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
-            state_dir=settings.data_path / "hooks"), door(app))
+            state_dir=settings.data_path / "hooks"), app.door, app.launch_caller)
         self.last_request = time.monotonic()
 
     async def answer(self, request: dict[str, Any]) -> dict[str, str]:

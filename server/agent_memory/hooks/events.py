@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_memory.application.memories import ListRequest, Memories, Place
-from agent_memory.application.recall import Recall
-from agent_memory.application.sessions import LogTurns, Reflect, Sessions
+from agent_memory.application import Application
+from agent_memory.application.memories import ListRequest, Place
+from agent_memory.application.sessions import LogTurns, Reflect
 from agent_memory.core.commands import Call
 from agent_memory.core.context import render_block
 from agent_memory.core.errors import DomainError
@@ -71,20 +71,6 @@ def host_session(session_id: object) -> str:
     return "h-" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
-class Door:
-    """The application's use cases the hooks work through, as one identity."""
-
-    caller: Caller
-    memories: Memories
-    recall: Recall
-    sessions: Sessions
-
-    def call(self, tool: str) -> Call:
-        """A call as the MCP tool `tool` makes it (its audit rows name that tool)."""
-        return Call(self.caller, new_request_id(), tool)
-
-
 class Offsets:
     """How far each session's transcript has been read, in a small file per session that
     survives restarts; one lock per session orders concurrent capture events."""
@@ -115,10 +101,16 @@ class Offsets:
 
 
 class HookEvents:
-    def __init__(self, settings: HookSettings, door: Door) -> None:
+    def __init__(self, settings: HookSettings, door: Application, caller: Caller) -> None:
+        """`door`: the use cases the hooks work through, as `caller` (the configured identity)."""
         self._s = settings
         self._door = door
+        self._caller = caller
         self._offsets = Offsets(settings.state_dir)
+
+    def _call(self, tool: str) -> Call:
+        """A call as the MCP tool `tool` makes it (its audit rows name that tool)."""
+        return Call(self._caller, new_request_id(), tool)
 
     def _namespaces(self, event: dict[str, Any], env: dict[str, str], cwd: str) -> tuple[str, str]:
         directory = str(env.get("CLAUDE_PROJECT_DIR") or env.get("GEMINI_PROJECT_DIR") or event.get("cwd") or cwd)
@@ -153,7 +145,7 @@ class HookEvents:
                                    max_chars=self._s.budget_chars)
         try:
             check_text(prompt, "query")  # the text rule, as at every edge (core/text.py)
-            found = await self._door.recall.retrieve(self._door.call("memory_retrieve"), request)
+            found = await self._door.recall.retrieve(self._call("memory_retrieve"), request)
         except DomainError as exc:
             raise HookError(_said(exc)) from None
         return found.context
@@ -166,7 +158,7 @@ class HookEvents:
         entries: list[Entry] = []
         for scope, namespace, filters, limit in wanted:
             try:
-                page = await self._door.memories.list(self._door.call("memory_crud"),
+                page = await self._door.memories.list(self._call("memory_crud"),
                                                       ListRequest(Place(scope, namespace), filters, limit=limit))
             except DomainError:  # e.g. a team the identity cannot read: the rest still helps
                 continue
@@ -194,7 +186,7 @@ class HookEvents:
 
     async def _reflect(self, session: str, namespace: str) -> str:
         try:
-            await self._door.sessions.reflect(self._door.call("memory_reflect"), Reflect(session, namespace=namespace))
+            await self._door.sessions.reflect(self._call("memory_reflect"), Reflect(session, namespace=namespace))
         except DomainError as exc:
             return _said(exc)
         return ""
@@ -206,7 +198,7 @@ class HookEvents:
             request = LogTurns(session, logged[start:start + LOG_BATCH], namespace, Domain.CODE_CONTEXT)
             try:
                 check_text([[t.content, t.name or ""] for t in request.turns], "turns")
-                await self._door.sessions.log(self._door.call("memory_reflect"), request)
+                await self._door.sessions.log(self._call("memory_reflect"), request)
             except DomainError as exc:
                 raise HookError(_said(exc)) from None
 

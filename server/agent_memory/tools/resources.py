@@ -60,7 +60,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
     """Raises: MCPError (resource not found, or the structured error as its data)."""
     app.metrics.resource_reads += 1
     if uri == METRICS_URI:
-        return _json(uri, {**app.metrics.snapshot(), "retrieval": app.recall.metrics.snapshot()})
+        return _json(uri, {**app.metrics.snapshot(), "retrieval": app.door.recall.metrics.snapshot()})
     if uri == STATS_URI:
         stats = await app.stats(readable_areas(caller))
         return _json(uri, {**stats, "audit": app.audit.snapshot()})
@@ -73,7 +73,7 @@ async def read(app: Any, caller: Any, uri: str) -> types.ReadResourceResult:
                                            format_ts(utc_now()), skill=Skill.CRUD.value))
         raise _error(RESOURCE_NOT_FOUND, NotFound(f"no entry {match.group(1)}", id=match.group(1)))
     try:
-        entry = await app.crud.read_by_id(call, match.group(1))
+        entry = await app.door.memories.by_id(call, match.group(1))
     except DomainError as exc:
         raise _error(RESOURCE_NOT_FOUND if exc.code == "NOT_FOUND" else INVALID_PARAMS, exc) from None
     return _json(uri, wire_record(entry))

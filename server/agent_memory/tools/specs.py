@@ -50,19 +50,19 @@ class ToolSpec:
 def _crud(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
     from agent_memory.tools.crud_tool import run_memory_crud
 
-    return run_memory_crud(app.memories, call, args)
+    return run_memory_crud(app.door.memories, call, args)
 
 
 def _retrieve(app: App, call: Call, args: Any) -> Awaitable[dict[str, Any]]:
     from agent_memory.tools.retrieve_tool import run_memory_retrieve
 
-    return run_memory_retrieve(app.recall, call, args)
+    return run_memory_retrieve(app.door.recall, call, args)
 
 
 def _reflect(app: App, call: Call, args: Any, ctx: Any) -> Awaitable[dict[str, Any]]:
     from agent_memory.tools.reflect_tool import run_memory_reflect
 
-    return run_memory_reflect(app.journal, call, args, ctx)
+    return run_memory_reflect(app.door.sessions, call, args, ctx)
 
 
 MEMORY_CRUD = ToolSpec(
