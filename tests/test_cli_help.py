@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from agent_memory.cli import _parser, _settings, main
+from agent_memory.cli.main import _parser, _settings, main
 from agent_memory.config import flag_settings
 from tests.e2e.servers import agent_memory_command
 

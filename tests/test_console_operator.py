@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.cli import main
+from agent_memory.cli.main import main
 from agent_memory.core import permissions
 from agent_memory.core.browse import narrowed
 from agent_memory.core.models import Access, Caller, Scope, SystemType

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.cli import _parser
+from agent_memory.cli.main import _parser
 from agent_memory.config import env_name, flag_settings, setting_names
 
 ROOT = Path(__file__).resolve().parents[1]

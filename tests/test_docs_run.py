@@ -27,7 +27,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from agent_memory.cli import _parser
+from agent_memory.cli.main import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from agent_memory.cli import _parser, main
+from agent_memory.cli.main import _parser, main
 from tests.e2e.servers import agent_memory_command, server_env
 
 ROOT = Path(__file__).resolve().parents[1]

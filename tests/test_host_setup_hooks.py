@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.cli import _parser, main
-from agent_memory.host_hooks import hook_command, is_ours
+from agent_memory.cli.host_hooks import hook_command, is_ours
+from agent_memory.cli.main import _parser, main
 from tests.e2e.servers import agent_memory_command
 from tests.test_host_setup import home  # noqa: F401 - the fixture
 

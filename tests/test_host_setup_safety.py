@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.cli import main
+from agent_memory.cli.main import main
 from tests.test_host_setup import home  # noqa: F401 - the fixture
 
 

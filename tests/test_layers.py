@@ -47,7 +47,8 @@ def test_storage_imports_only_core_and_storage() -> None:
 
 
 def test_outer_layers_reach_storage_only_through_the_composition_root() -> None:
-    outer = _files("tools", "console", "ops", "importers", "integrations")
+    outer = _files("tools", "console", "ops", "importers", "integrations", "cli", "transports", "hooks",
+                   "application", "contracts")
     outer += [p for p in PACKAGE.glob("*.py") if p.name not in COMPOSITION_ROOT]
     assert len(outer) > 20
     offenders = {str(p.relative_to(PACKAGE)): sorted(m for m in _modules(p) if m.startswith("agent_memory.storage")
@@ -95,7 +96,7 @@ def test_the_wire_contracts_speak_no_protocol() -> None:
     assert files
     assert {str(p.relative_to(PACKAGE)): sorted(_roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"})
             for p in files if _roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"}} == {}
-    outer = ("agent_memory.tools", "agent_memory.console", "agent_memory.ops", "agent_memory.serve",
+    outer = ("agent_memory.tools", "agent_memory.console", "agent_memory.ops", "agent_memory.transports",
              "agent_memory.bootstrap", "agent_memory.stores")
     assert {k: v for k, v in ((str(p.relative_to(PACKAGE)), sorted(m for m in _modules(p) if m.startswith(outer)))
                               for p in files) if v} == {}
@@ -112,9 +113,9 @@ def test_the_mcp_adapter_does_not_import_operator_work() -> None:
 
 
 def test_the_console_does_not_import_the_transports() -> None:
-    """serve.py mounts the console on its HTTP app; the console's command starts the server
-    through server_start.py (shared with `agent-memory serve`), never serve.py itself."""
-    assert _importers_of("agent_memory.serve", "console") == {}
+    """transports/serve.py mounts the console on its HTTP app; the console's command starts the
+    server through cli/server_start.py (shared with `agent-memory serve`)."""
+    assert _importers_of("agent_memory.transports", "console") == {}
 
 
 def test_one_record_store_does_not_build_on_the_other() -> None:

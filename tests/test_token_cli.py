@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.cli import main
+from agent_memory.cli.main import main
 
 
 def _issue(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -77,8 +77,8 @@ def test_verify_reports_a_malformed_token(tmp_path: Path, capsys: pytest.Capture
 def test_processes_starting_together_agree_on_one_secret(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from agent_memory.auth import load_secret
     from agent_memory.config import Settings
+    from agent_memory.transports.auth import load_secret
 
     settings = Settings(data_dir=str(tmp_path / "fresh"))
     with ThreadPoolExecutor(8) as pool:

@@ -1,5 +1,5 @@
 import sys
 
-from agent_memory.launcher import main
+from agent_memory.cli.launcher import main
 
 sys.exit(main())

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from agent_memory.application import Application
+from agent_memory.application.jobs import BackgroundJobs
 from agent_memory.application.lineage import Lineage
 from agent_memory.application.memories import Memories
 from agent_memory.application.recall import Recall
@@ -38,7 +39,6 @@ from agent_memory.core.rules import Limits
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.core.visibility import Area
-from agent_memory.jobs import BackgroundJobs
 from agent_memory.ops.inspection import store_stats
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.stores import RecordStore, Vectors, open_store

@@ -7,10 +7,10 @@ import sys
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_memory.cli import _parser, _settings
+from agent_memory.cli.main import _parser, _settings
 from agent_memory.contracts.crud import MemoryCrudResult
-from agent_memory.serve import serve
 from agent_memory.tools.server import ToolSpec
+from agent_memory.transports.serve import serve
 
 
 class NoopArgs(BaseModel):

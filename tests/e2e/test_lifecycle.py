@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.serve import TERMINAL_HINT
+from agent_memory.transports.serve import TERMINAL_HINT
 from tests.e2e.servers import SECRET, agent_memory_command, free_port, server_env, wait_for_port
 
 # Makes the pty its controlling terminal (the child leads a new session), then becomes the server,

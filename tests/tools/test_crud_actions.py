@@ -6,7 +6,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from agent_memory import jobs
+from agent_memory.application import jobs
 from tests.conftest import Agent, identity
 
 pytestmark = pytest.mark.anyio

@@ -99,8 +99,11 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes,
     return endpoint
 
 
-def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySettings | None = None) -> ASGIApp:
-    """The console; `security`: the MCP transport's Host and Origin checks, applied here too."""
+def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySettings | None = None,
+                codes: session.SignInCodes | None = None) -> ASGIApp:
+    """The console; `security`: the MCP transport's Host and Origin checks, applied here too;
+    `codes`: the one-time sign-in codes it redeems (None: none)."""
+    codes = codes if codes is not None else session.SignInCodes()
 
     def route(path: str, handler: Handler, methods: list[str], tool: str | None = None) -> Route:
         return Route(f"{PREFIX}/api{path}", _endpoint(handler, slot, secret, tool), methods=methods)
@@ -126,7 +129,8 @@ def console_app(slot: AppSlot, secret: bytes, security: TransportSecuritySetting
         route("/search", api.search, ["GET"], RETRIEVE),
         route("/metrics", api.metrics, ["GET"]),
         route("/warnings", api.warnings, ["GET"]),
-        Route(f"{PREFIX}/api/session", session.exchange(slot, secret), methods=["POST"]),  # a sign-in code: no token
+        # a sign-in code: no token
+        Route(f"{PREFIX}/api/session", session.exchange(slot, secret, codes), methods=["POST"]),
         # any method, known or made up (no methods: every one matches): signed in (and audited) like
         # the rest, then refused as JSON
         route("/{path:path}", unknown, []),

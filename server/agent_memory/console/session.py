@@ -65,7 +65,6 @@ def _digest(code: str) -> bytes:
     return hashlib.sha256(code.encode("utf-8", "surrogatepass")).digest()
 
 
-CODES = SignInCodes()  # this process's codes: `agent-memory console` issues them, none otherwise
 
 
 def console_operator(launcher: Caller) -> Caller:
@@ -93,9 +92,10 @@ async def _code(request: Request) -> str | None:
     return code if isinstance(code, str) and code else None
 
 
-def exchange(slot: Any, secret: bytes, codes: SignInCodes = CODES) -> Callable[[Request], Awaitable[Response]]:
+def exchange(slot: Any, secret: bytes, codes: SignInCodes) -> Callable[[Request], Awaitable[Response]]:
     """POST /console/api/session `{"code": ...}`: a sign-in code for an operator session token.
-    `slot`: where the running server's app is (`AppSlot`)."""
+    `slot`: where the running server's app is (`AppSlot`); `codes`: the ones `agent-memory console`
+    issues in this process (an empty set for `serve`, whose console signs in with tokens only)."""
 
     async def endpoint(request: Request) -> Response:
         app = slot.app

@@ -89,3 +89,15 @@ def resolve_http_caller(request_meta: Mapping[str, Any] | None, session_meta: Ma
                         f"or mint a token with those skills", field="skills",
                         allowed=sorted(s.value for s in token_caller.skills))
     return claimed
+
+
+CALLER_STATE_KEY = "agent_memory_caller"  # where the HTTP transport's bearer check leaves the caller
+
+
+def caller_from_request(request: Any) -> Caller | None:
+    """The authenticated caller of an HTTP request (None for stdio and in-process sessions)."""
+    if request is None:
+        return None
+    state = getattr(request, "scope", {}).get("state") or {}
+    caller = state.get(CALLER_STATE_KEY)
+    return caller if isinstance(caller, Caller) else None

@@ -38,7 +38,7 @@ from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller
 from agent_memory.tools import prompts
-from agent_memory.tools.identity import resolve_caller, resolve_http_caller
+from agent_memory.tools.identity import caller_from_request, resolve_caller, resolve_http_caller
 from agent_memory.tools.opening import VECTORS_AFTER_LIST_SECONDS, opened_app, opening
 from agent_memory.tools.specs import BUILTIN_TOOLS, ToolSpec
 
@@ -54,8 +54,6 @@ def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     session_meta = params.meta if params is not None else None
     app = ctx.lifespan_context
     if ctx.request is not None:  # HTTP: the bearer token decides
-        from agent_memory.http import caller_from_request
-
         return resolve_http_caller(ctx.meta, session_meta, caller_from_request(ctx.request),
                                    trust_meta=app.settings.trust_client_meta)
     return resolve_caller(ctx.meta, session_meta, app.launch_caller)

@@ -1,4 +1,4 @@
-"""Handlers of the `agent-memory` commands other than `serve`, `console` and `token` (token_commands.py); each
+"""Handlers of the `agent-memory` commands other than `serve`, `console` and `token` (cli/tokens.py); each
 returns an exit code."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_memory.host_setup import (
+from agent_memory.cli.host_files import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,

@@ -16,7 +16,7 @@ import webbrowser
 from pathlib import Path
 
 from agent_memory.config import Settings
-from agent_memory.console.session import CODES, SignInCodes
+from agent_memory.console.session import SignInCodes
 
 LOOPBACK = "127.0.0.1"
 REDIRECT = """<!doctype html>
@@ -66,24 +66,25 @@ def redirect_file(settings: Settings, url: str) -> Path:
 
 
 def run_console(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.server_start import run_server
+    from agent_memory.cli.server_start import run_server
 
     settings = dataclasses.replace(settings, transport="http", http_host=LOOPBACK)
     opened: list[Path] = []
+    codes = SignInCodes()  # this process's codes: printed here, redeemed by the server's console
 
     def sign_in() -> None:  # once the port and the store are known to work
-        url = announce(settings, CODES)
+        url = announce(settings, codes)
         if options.open:
             opened.append(redirect_file(settings, url))
             threading.Timer(1.0, webbrowser.open, args=(opened[0].as_uri(),)).start()
             remove = threading.Timer(settings.console_code_seconds + 5, opened[0].unlink, kwargs={"missing_ok": True})
             remove.daemon = True
             remove.start()
-        threading.Thread(target=_new_codes_on_enter, args=(settings, CODES), daemon=True,
+        threading.Thread(target=_new_codes_on_enter, args=(settings, codes), daemon=True,
                          name="console-sign-in-codes").start()
 
     try:
-        return run_server(settings, announce=sign_in)
+        return run_server(settings, announce=sign_in, codes=codes)
     finally:
         for path in opened:
             path.unlink(missing_ok=True)

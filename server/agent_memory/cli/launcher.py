@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # start and finds next to nothing. `serve` turns it back on once everything is imported.
         gc.disable()
         _import_structlog_without_rich()
-    from agent_memory.cli import main as cli
+    from agent_memory.cli.main import main as cli
 
     return cli(args, own_process=argv is None)
 

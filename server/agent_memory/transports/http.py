@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -14,12 +14,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agent_memory.core.models import Caller
 from agent_memory.core.revocation import RevocationUnknown, check_not_revoked
 from agent_memory.core.tokens import TokenClaims, TokenError, verify_token
-from agent_memory.http_public import answer_public, resource_metadata_url
+from agent_memory.tools.identity import CALLER_STATE_KEY
+from agent_memory.transports.http_public import answer_public, resource_metadata_url
 
 if TYPE_CHECKING:
     from agent_memory.bootstrap import App
 
-CALLER_STATE_KEY = "agent_memory_caller"
 
 log = structlog.get_logger("agent_memory.http")
 
@@ -121,11 +121,3 @@ async def _unauthorized(send: Send, reason: str, scope: Scope) -> None:
     await send({"type": "http.response.start", "status": 401, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
-
-def caller_from_request(request: Any) -> Caller | None:
-    """The authenticated caller of an HTTP request (None for stdio and in-process sessions)."""
-    if request is None:
-        return None
-    state = getattr(request, "scope", {}).get("state") or {}
-    caller = state.get(CALLER_STATE_KEY)
-    return caller if isinstance(caller, Caller) else None

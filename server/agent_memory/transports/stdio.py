@@ -26,7 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from agent_memory.deep_arguments import cut_deep_tool_call
+from agent_memory.transports.deep_arguments import cut_deep_tool_call
 
 log = structlog.get_logger("agent_memory.stdio")
 

@@ -22,8 +22,8 @@ T = TypeVar("T")
 
 
 def run(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.auth import load_secret
     from agent_memory.logging import configure_logging
+    from agent_memory.transports.auth import load_secret
 
     configure_logging("warning", settings.log_format)
     secret = load_secret(settings)

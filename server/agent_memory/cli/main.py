@@ -68,7 +68,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_settings(serve)
     if only == "serve":
         return parser
-    from agent_memory import host_setup
+    from agent_memory.cli import host_setup
 
     token = commands.add_parser("token", help="issue, verify, list or revoke bearer tokens for the HTTP transport",
                                 description="Tokens are recorded (id and claims, never the token) in the store the "
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         print(f"agent-memory: {unstorable}", file=sys.stderr)
         return EXIT_USAGE
     if options.command == "setup":
-        from agent_memory import host_setup
+        from agent_memory.cli import host_setup
 
         return host_setup.run(options)
     if options.command == "hook":
@@ -257,21 +257,21 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     try:
         settings = _settings(options)
         if options.command == "serve":
-            from agent_memory.server_start import run_server
+            from agent_memory.cli.server_start import run_server
 
             code = run_server(settings)
             if code == EXIT_OK and settings.transport != "http" and own_process:
                 _exit_now(EXIT_OK)
             return code
         if options.command == "token":
-            from agent_memory import token_commands
+            from agent_memory.cli import tokens as token_commands
 
             return token_commands.run(options, settings)
         if options.command == "console":
-            from agent_memory.console.launch import run_console
+            from agent_memory.cli.console import run_console
 
             return run_console(options, settings)
-        from agent_memory import cli_commands as commands
+        from agent_memory.cli import commands
 
         return commands.HANDLERS[options.command](options, settings)
     except ConfigError as exc:

@@ -18,12 +18,14 @@ import structlog
 
 from agent_memory.config import ConfigError, Settings
 from agent_memory.logging import configure_logging
-from agent_memory.stdio_transport import stdio_transport
 from agent_memory.tools.server import ToolSpec, create_server
+from agent_memory.transports.stdio import stdio_transport
 
 if TYPE_CHECKING:  # the HTTP side (uvicorn, starlette, the console) is imported when serving HTTP only
     import uvicorn
     from starlette.types import ASGIApp
+
+    from agent_memory.console.session import SignInCodes
 
 log = structlog.get_logger("agent_memory")
 
@@ -128,18 +130,20 @@ async def _set_on_signal(stop: anyio.Event) -> None:
         _hold_stop_signals()
 
 
-def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> ASGIApp:
+def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None
+             ) -> ASGIApp:
     """The ASGI app: MCP streamable HTTP at /mcp (both protocol generations: 2025-11-25 clients
     get sessions, 2026-07-28 clients none), behind bearer-token authentication; the memory console
-    at /console/ (pages open, its API signed in with the same tokens).
+    at /console/ (pages open, its API signed in with the same tokens, or with one of `codes`, the
+    sign-in codes `agent-memory console` issues).
 
     Raises:
         ConfigError: the auth secret is unusable.
     """
-    from agent_memory.auth import load_secret
     from agent_memory.console.app import AppSlot, console_app, with_console
-    from agent_memory.deep_arguments import CutDeepToolCalls
-    from agent_memory.http import BearerAuth
+    from agent_memory.transports.auth import load_secret
+    from agent_memory.transports.deep_arguments import CutDeepToolCalls
+    from agent_memory.transports.http import BearerAuth
 
     slot = AppSlot()
     server = create_server(settings, extra_tools=extra_tools, on_open=slot.set)
@@ -150,7 +154,7 @@ def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> A
     )
     secret = load_secret(settings)
     mcp = CutDeepToolCalls(starlette, settings.http_max_request_bytes)
-    console = console_app(slot, secret, server.session_manager.security_settings)  # Host, Origin: as on /mcp
+    console = console_app(slot, secret, server.session_manager.security_settings, codes)  # Host, Origin: as /mcp
     return with_console(BearerAuth(mcp, secret, slot), console)
 
 
@@ -201,7 +205,8 @@ def bind_http(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
+def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None
+               ) -> None:
     """Serve MCP streamable HTTP until SIGINT or SIGTERM (then a graceful stop, exit 0).
 
     Raises:
@@ -212,7 +217,7 @@ def serve_http(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) ->
     import uvicorn
 
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
-    app = http_app(settings, extra_tools=extra_tools)
+    app = http_app(settings, extra_tools=extra_tools, codes=codes)
     sock = bind_http(settings.http_host, settings.http_port)
     try:
         anyio.run(check_store, settings)
@@ -241,7 +246,7 @@ async def check_store(settings: Settings) -> None:
         pass
 
 
-def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
+def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None) -> None:
     # Everything the server needs is imported (the launcher turned the collector off for that):
     # what exists now lives as long as the process, so it is left out of every later collection.
     gc.freeze()
@@ -251,6 +256,6 @@ def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None
     sys.setswitchinterval(0.0005)
     _hold_stop_signals()
     if settings.transport == "http":
-        serve_http(settings, extra_tools=extra_tools)
+        serve_http(settings, extra_tools=extra_tools, codes=codes)
     else:
         serve_stdio(settings, extra_tools=extra_tools)
