@@ -85,6 +85,10 @@ class Records:
     repo: EntryRepository  # writes (import), through the same transaction port as the tools
     operator: OperatorStore  # reads (export, stats, audit, erase's wait)
 
+    @property
+    def backend(self) -> str:
+        return self.settings.backend
+
     def pruner(self, clock: Callable[[], datetime] = utc_now) -> PruneService:
         return pruning_service(self.settings, self.store, clock=clock)
 

@@ -69,12 +69,16 @@ async def test_reindex_prune_and_erase_on_postgres(tmp_path: Path, postgres_url:
         for n in range(3):
             await crud.create(ALICE, Scope.AGENT, "alice", NewEntry(f"note {n} about the build cache"))
         await audit.aclose()
-    assert await maintenance.reindex(settings) >= 3  # the queued creates and the re-queued entries
-    assert await maintenance.reindex(settings) == 3  # every entry queued again and applied
+    async with open_records(settings) as records:  # each command opens the store for itself
+        assert await maintenance.reindex(records) >= 3  # the queued creates and the re-queued entries
+    async with open_records(settings) as records:
+        assert await maintenance.reindex(records) == 3  # every entry queued again and applied
     async with open_records(settings) as records:
         assert (await records.operator.stored_vectors(), await records.operator.vector_backlog()) == (3, 0)
-    assert await maintenance.prune(settings, dry_run=True) == []
-    erased, vectors = await maintenance.erase(settings, Scope.AGENT, "alice", cascade=False)
+    async with open_records(settings) as records:
+        assert await maintenance.prune(records, dry_run=True) == []
+    async with open_records(settings) as records:
+        erased, vectors = await maintenance.erase(records, Scope.AGENT, "alice", cascade=False)
     assert len(erased) == 3 and vectors == "vectors removed"
     async with open_records(settings) as records:
         assert (await records.operator.stored_vectors(), await records.operator.vector_backlog()) == (0, 0)

@@ -6,10 +6,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from agent_memory.config import Settings
 
+if TYPE_CHECKING:  # each command imports what it works with when it runs (`--help` stays quick)
+    from agent_memory.bootstrap import Records
+
+T = TypeVar("T")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+async def _on_records(settings: Settings, work: Callable[[Records], Awaitable[T]]) -> T:
+    """`work` on the store of `settings`, opened (and migrated) for this command only."""
+    from agent_memory.bootstrap import open_records
+
+    async with open_records(settings) as records:
+        return await work(records)
 
 
 def reindex(options: argparse.Namespace, settings: Settings) -> int:
@@ -20,7 +34,7 @@ def reindex(options: argparse.Namespace, settings: Settings) -> int:
 
     configure_logging("warning", settings.log_format)
     try:
-        anyio.run(reindex, settings)
+        anyio.run(_on_records, settings, reindex)
     except OperationFailed as exc:
         print(f"agent-memory: reindex failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -40,7 +54,7 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.ops.maintenance import prune
 
     configure_logging("warning", settings.log_format)
-    victims = anyio.run(lambda: prune(settings, dry_run=dry_run))
+    victims = anyio.run(_on_records, settings, lambda records: prune(records, dry_run=dry_run))
     _print_victims(victims)
     reasons: dict[str, int] = {}
     for victim in victims:
@@ -63,7 +77,8 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
     scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
     session = options.erase_session
     try:
-        planned = anyio.run(lambda: erase_plan(settings, scope, namespace, cascade, session))
+        planned = anyio.run(_on_records, settings, lambda records: erase_plan(records, scope, namespace, cascade,
+                                                                                session))
     except InvalidParams as exc:
         print(f"agent-memory: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
@@ -87,7 +102,8 @@ def erase(options: argparse.Namespace, settings: Settings) -> int:
             print("erase: aborted, nothing erased", file=sys.stderr)
             return EXIT_FAILED
     try:
-        erased, vectors = anyio.run(lambda: erase(settings, scope, namespace, cascade, session))
+        erased, vectors = anyio.run(_on_records, settings, lambda records: erase(records, scope, namespace, cascade,
+                                                                                  session))
     except OperationFailed as exc:
         print(f"agent-memory: erase: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -137,7 +153,7 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.bootstrap import open_records
-    from agent_memory.importers.command import export_misuse, import_other, open_input
+    from agent_memory.cli.imports import export_misuse, import_other, open_input
     from agent_memory.ops.import_writer import ImportFailed
     from agent_memory.ops.transfer import ImportReport, import_entries
 

@@ -118,7 +118,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     export.add_argument("--cascade", action="store_true", help="with --namespace: also every namespace under it")
     export.add_argument("--output", "-o", help="write to this file instead of stdout")
     _add_settings(export, *STORE)
-    from agent_memory.importers import command as import_command
+    from agent_memory.cli import imports as import_command
 
     import_ = commands.add_parser("import", help=import_command.HELP, description=import_command.DESCRIPTION)
     import_command.add_arguments(import_)

@@ -83,3 +83,13 @@ def check_text(data: object, prefix: str = "") -> None:
                 stack.append((child, (*loc, key)))
         elif isinstance(value, list | tuple):
             stack.extend((child, (*loc, index)) for index, child in reversed(list(enumerate(value))))
+
+
+_UNSTORABLE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def not_utf8(text: str) -> bool:
+    """Whether input text read with `errors="surrogateescape"` held bytes that are not UTF-8 (kept
+    as lone surrogates: valid UTF-8 never decodes to one; an escape `\\ud800` in JSON is still six
+    plain characters here)."""
+    return _UNSTORABLE_SURROGATE.search(text) is not None

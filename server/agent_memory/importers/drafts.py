@@ -8,12 +8,12 @@ store. `placement.place` turns a Draft into an Entry; `writer` stores it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from agent_memory.core.rules import MAX_TAG_CHARS
+from agent_memory.core.text import not_utf8
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +80,6 @@ def stamp_text(value: object) -> str | None:
     if isinstance(value, str):
         return value.strip()
     raise ValueError(f"a date must be ISO-8601 text, got {type(value).__name__}")
-
-
-_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def not_utf8(text: str) -> bool:
-    """Whether input text read with `errors="surrogateescape"` held bytes that are not UTF-8 (kept
-    as lone surrogates: valid UTF-8 never decodes to one; an escape `\\ud800` in JSON is still six
-    plain characters here)."""
-    return _RAW_SURROGATE.search(text) is not None
 
 
 def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, object | Bad]]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
 from agent_memory.core.clock import format_ts, parse_ts
+from agent_memory.core.entry_checks import check_entry, check_identity
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_etag
 from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
@@ -33,7 +34,6 @@ from agent_memory.core.rules import (
 )
 from agent_memory.core.text import check_text
 from agent_memory.importers.drafts import Draft
-from agent_memory.importers.entry_checks import check_entry, check_identity
 
 GLOBAL_NAMESPACE = "global"
 _NOT_STORED = ("where", "key", "notes")  # its place in the input, its source identity (only hashed), reports

@@ -1,22 +1,37 @@
-"""Maintenance operator commands on a store directly (not through MCP): reindex, prune, erase."""
+"""Maintenance operator work on a store directly (not through MCP): reindex, prune, erase, on the
+records the command opened (`bootstrap.open_records`)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import time
+from typing import Any, Protocol
 
-from agent_memory.bootstrap import Records, open_records
-from agent_memory.config import Settings
 from agent_memory.core.models import Scope
-from agent_memory.core.ports import Victim
+from agent_memory.core.ports import OperatorStore, Victim
+from agent_memory.core.pruning import PruneService
+
+
+class OpenRecords(Protocol):
+    """What maintenance needs of an opened store (`bootstrap.Records`)."""
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def operator(self) -> OperatorStore: ...
+
+    def pruner(self) -> PruneService: ...
+
+    def vectors(self) -> Any: ...  # the vector runtime, not started, or None
 
 
 class OperationFailed(RuntimeError):
     """The command could not do its work; the message says why."""
 
 
-async def reindex(settings: Settings) -> int:
+async def reindex(records: OpenRecords) -> int:
     """Rebuild the vector index from the records (Chroma: reset it; PostgreSQL: drop every stored
     vector), queue every entry again and apply the queue here, with progress on stderr. Returns the
     vector changes applied. On PostgreSQL running servers may apply part of the queue meanwhile
@@ -26,43 +41,40 @@ async def reindex(settings: Settings) -> int:
         OperationFailed: vectors are switched off, the model is unusable, or a running server
             owns the vector directory.
     """
-    async with open_records(settings) as records:
-        runtime = records.vectors()
-        if runtime is None:
-            raise OperationFailed("vector_backend is none: there is no vector index to rebuild")
+    runtime = records.vectors()
+    if runtime is None:
+        raise OperationFailed("vector_backend is none: there is no vector index to rebuild")
+    try:
         try:
-            try:
-                await runtime.rebuild()
-            except RuntimeError as exc:
-                hint = "" if settings.backend == "postgres" else " (stop the server that owns it, then retry)"
-                raise OperationFailed(f"{exc}{hint}") from None
-            total = await runtime.backlog()
-            done = 0
-            started = time.monotonic()
-            while (applied := await runtime.apply_pending()) > 0:
-                done += applied
-                rate = done / max(time.monotonic() - started, 1e-6)
-                print(f"reindex: {done}/{total} ({rate:.0f}/s)", file=sys.stderr, flush=True)
-            print(f"reindex: done, {done} vector changes applied", file=sys.stderr)
-            return done
-        finally:
-            await runtime.aclose()
+            await runtime.rebuild()
+        except RuntimeError as exc:
+            hint = "" if records.backend == "postgres" else " (stop the server that owns it, then retry)"
+            raise OperationFailed(f"{exc}{hint}") from None
+        total = await runtime.backlog()
+        done = 0
+        started = time.monotonic()
+        while (applied := await runtime.apply_pending()) > 0:
+            done += applied
+            rate = done / max(time.monotonic() - started, 1e-6)
+            print(f"reindex: {done}/{total} ({rate:.0f}/s)", file=sys.stderr, flush=True)
+        print(f"reindex: done, {done} vector changes applied", file=sys.stderr)
+        return done
+    finally:
+        await runtime.aclose()
 
 
-async def prune(settings: Settings, *, dry_run: bool) -> list[Victim]:
+async def prune(records: OpenRecords, *, dry_run: bool) -> list[Victim]:
     """Run the pruner once over every namespace (or only plan it). Vector deletions go through
     the outbox: a running server applies them at once, otherwise the next server start does."""
-    async with open_records(settings) as records:
-        return await records.pruner().prune(dry_run=dry_run)
+    return await records.pruner().prune(dry_run=dry_run)
 
 
-async def erase_plan(settings: Settings, scope: Scope, namespace: str, cascade: bool,
+async def erase_plan(records: OpenRecords, scope: Scope, namespace: str, cascade: bool,
                      session_id: str | None = None) -> list[Victim]:
-    async with open_records(settings) as records:
-        return await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id, dry_run=True)
+    return await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id, dry_run=True)
 
 
-async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool, session_id: str | None = None,
+async def erase(records: OpenRecords, scope: Scope, namespace: str, cascade: bool, session_id: str | None = None,
                 wait_seconds: float = 30.0) -> tuple[list[Victim], str]:
     """Privacy erase from the record store, then from the vector index, in time proportional to
     what it erases, however far behind the index is. Each transaction deletes entries, drops what
@@ -73,14 +85,13 @@ async def erase(settings: Settings, scope: Scope, namespace: str, cascade: bool,
     transaction, what it erased is unfindable at once (retrieval reads only entries that exist)
     and its vectors go first when the next server starts. Returns what was erased and what
     happened to the vectors."""
-    async with open_records(settings) as records:
-        erased = await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id)
-        if not erased:
-            return erased, "nothing to erase"
-        return erased, await _purge_vectors(settings, records, [v.entry_id for v in erased], wait_seconds)
+    erased = await records.pruner().erase(scope, namespace, cascade=cascade, session_id=session_id)
+    if not erased:
+        return erased, "nothing to erase"
+    return erased, await _purge_vectors(records, [v.entry_id for v in erased], wait_seconds)
 
 
-async def _purge_vectors(settings: Settings, records: Records, ids: list[str], wait_seconds: float) -> str:
+async def _purge_vectors(records: OpenRecords, ids: list[str], wait_seconds: float) -> str:
     runtime = records.vectors()
     if runtime is None:
         return "no vector index (vector_backend = none)"

@@ -6,7 +6,7 @@ that order, non-ASCII text kept readable. Whatever a store holds can be written 
 should hold (a NUL, a lone surrogate, which an older store may have taken) is written as its JSON
 escape, and the import then names that line. Import checks every line against the rules a write
 meets (shape, the text rule, scope/namespace, owner and team, content size, tags, confidence,
-timestamps, version, references, an id not already stored: `importers/entry_checks.py`) and
+timestamps, version, references, an id not already stored: `core/entry_checks.py`) and
 inserts the entries as they are (ids, versions, etags, dates kept), queues them for the vector
 index and audits each one (tool `import`). A bad line is reported with its line number;
 `on_error="abort"` (the default) imports nothing when any line is bad, `"skip"` imports the others.
@@ -24,27 +24,17 @@ from pydantic import ValidationError
 
 from agent_memory.config import Settings
 from agent_memory.contracts.crud import MemoryRecord
-from agent_memory.contracts.records import wire_record
+from agent_memory.contracts.records import entry_from_record, wire_record
 from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.core.entry_checks import check_entry, misplaced_reference
 from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.models import Entry, Scope
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
-from agent_memory.core.read_lists import check_read_agents
-from agent_memory.core.rules import (
-    Limits,
-    check_confidence,
-    check_content,
-    check_key,
-    check_tags,
-    normalise_timestamp,
-)
-from agent_memory.core.sessions import check_session_id
-from agent_memory.core.text import check_text
+from agent_memory.core.rules import Limits
+from agent_memory.core.text import check_text, not_utf8
 from agent_memory.core.visibility import namespace_area
 from agent_memory.core.writes import store_new
-from agent_memory.importers.drafts import not_utf8
-from agent_memory.importers.entry_checks import check_entry, misplaced_reference
 from agent_memory.ops.import_writer import ImportFailed, Unwind, import_event, run_batch
 
 BATCH = 500
@@ -108,32 +98,10 @@ def parse_line(text: str, limits: Limits) -> Entry:
     if extra:
         raise ValueError(f"unknown field {sorted(extra)[0]}")
     try:
-        entry = _entry(record, limits)
+        entry = entry_from_record(record, limits)
     except InvalidParams as exc:
         raise ValueError(exc.message) from None
     return check_entry(entry)
-
-
-def _entry(r: MemoryRecord, limits: Limits) -> Entry:
-    if r.session_id is not None:
-        check_session_id(r.session_id)
-    if not r.etag:
-        raise InvalidParams("etag must not be empty")
-    stamps = {name: normalise_timestamp(value, name) if value else None
-              for name, value in (("created_at", r.created_at), ("updated_at", r.updated_at),
-                                  ("expires_at", r.expires_at))}
-    if stamps["created_at"] is None or stamps["updated_at"] is None:
-        raise InvalidParams("created_at and updated_at are required")
-    return Entry(
-        id=r.id, scope=Scope(r.scope), namespace=r.namespace, team=r.team, owner_agent_id=r.owner_agent_id,
-        content=check_content(r.content, limits), tags=check_tags(tuple(r.tags)), priority=Priority(r.priority),
-        source=Source(r.source), confidence=check_confidence(r.confidence), layer=Layer(r.layer),
-        created_at=stamps["created_at"], updated_at=stamps["updated_at"], expires_at=stamps["expires_at"],
-        version=r.version, etag=r.etag, conflict=r.conflict, conflict_of=r.conflict_of, session_id=r.session_id,
-        promoted_from=r.promoted_from, compacted=r.compacted, superseded_by=r.superseded_by,
-        key=check_key(r.key), domain=Domain(r.domain) if r.domain else None,
-        read_agents=check_read_agents(r.read_agents),
-    )
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:

@@ -102,7 +102,7 @@ def _target(options: argparse.Namespace, settings: Settings):  # noqa: ANN202 - 
 def open_input(file: str | None) -> TextIO:
     """The input of a line format: the file, or stdin (none or `-`), read as UTF-8 with the bytes
     that are not UTF-8 kept as lone surrogates (`surrogateescape`), so a line holding such bytes is
-    one bad item (`drafts.not_utf8`), not the end of the import. Raises: OSError."""
+    one bad item (`core.text.not_utf8`), not the end of the import. Raises: OSError."""
     if file and file != "-":
         return open(file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 - the caller closes it
     buffer = getattr(sys.stdin, "buffer", None)
