@@ -18,8 +18,8 @@ from agent_memory.core.domains import domain_of
 from agent_memory.core.entry_access import visible_entry
 from agent_memory.core.errors import Conflict, Forbidden, InvalidParams, NotFound
 from agent_memory.core.ids import new_entry_id, new_etag
-from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, ListQuery, Scope
-from agent_memory.core.ports import AuditSink, EntryRepository, WriteTransaction
+from agent_memory.core.models import Access, AuditEvent, Entry, ListFilters, Scope
+from agent_memory.core.ports import AuditSink, EntryRepository, ListQuery, WriteTransaction
 from agent_memory.core.read_lists import (
     check_key_slot,
     check_keyed,

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from agent_memory.core.visibility import Area
 
 
 class Scope(StrEnum):
@@ -126,13 +122,6 @@ class ListFilters:
     include_expired: bool = False
     key: str | None = None
     domain: Domain | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ListQuery:
-    area: Area  # one namespace (or its subtree); agent scope pinned to the caller's own entries in its team
-    filters: ListFilters
-    now: str
 
 
 @dataclass(frozen=True, slots=True)

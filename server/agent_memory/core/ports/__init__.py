@@ -13,6 +13,7 @@ from agent_memory.core.ports.operator import (
 from agent_memory.core.ports.records import (
     AuditSink,
     EntryRepository,
+    ListQuery,
     Mark,
     PrunePolicy,
     PruneStore,
@@ -41,6 +42,7 @@ from agent_memory.core.ports.search import (
 from agent_memory.core.ports.tokens import AgentCutoff, TokenRecord, TokenRegistry, TokenStanding
 
 __all__ = [
+    "ListQuery",
     "AUDIT_COLUMNS",
     "AgentCutoff",
     "AuditQuery",

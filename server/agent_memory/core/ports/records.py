@@ -7,10 +7,19 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from agent_memory.core.cursor import Position
-from agent_memory.core.models import AuditEvent, Entry, ListQuery
+from agent_memory.core.models import AuditEvent, Entry, ListFilters
 from agent_memory.core.visibility import Area
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """One page's worth of a list: an area, the filters, and the time that decides expiry."""
+
+    area: Area  # one namespace (or its subtree); agent scope pinned to the caller's own entries in its team
+    filters: ListFilters
+    now: str
 
 
 class WriteTransaction(Protocol):

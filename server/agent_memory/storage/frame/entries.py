@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from agent_memory.core.cursor import Position
-from agent_memory.core.models import AuditEvent, Entry, ListQuery
+from agent_memory.core.models import AuditEvent, Entry
+from agent_memory.core.ports import ListQuery
 from agent_memory.core.visibility import Area
 from agent_memory.storage.entry_rows import upserted_values
 from agent_memory.storage.frame.dialect import Dialect
