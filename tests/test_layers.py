@@ -1,10 +1,10 @@
-"""The layers' dependency rule beyond core/ (tests/core/test_dependency_rule.py): storage adapters
-import only core and storage; the MCP layer, the console, operator work and importers reach
-storage only through the composition root (bootstrap.py, and stores.py, which builds either record
-store's adapters); and no SQL is written outside storage/,
-so a new store means new adapters, not edits all over the package. Beside them: the wire contracts
-(contracts/) speak no protocol; ops/ and tools/ (the MCP adapter) import nothing from each other;
-the console starts the server without importing serve.py; neither record store builds on the other."""
+"""The layers' dependency rule, written once (`FLOORS`): every module lives on one floor of the
+house, and imports only its own room and the floors below, never a floor above (an upward arrow)
+and never another room of its own floor (the start of a circle). The tests after it say what one
+floor alone cannot: storage adapters import only core and storage, everything else reaches storage
+only through the composition root; no SQL outside storage/; the wire contracts speak no protocol;
+neither record store builds on the other; integrations/ are MCP clients that import nothing else
+of the package (tests/core/test_dependency_rule.py keeps core/ to the standard library)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,76 @@ COMPOSITION_ROOT = {"bootstrap.py", "stores.py"}
 # Our SQL is written in capitals.
 SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA \w)",
                  re.DOTALL)
+
+
+# Top floor first. A room is a package or a module; the rooms of one floor import none of each other.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("agent_memory.__main__",),  # `python -m agent_memory`
+    ("agent_memory.cli",),  # everything that parses argv or talks to a person
+    ("agent_memory.transports",),  # stdio and HTTP serving, bearer tokens, the public paths
+    ("agent_memory.tools", "agent_memory.console", "agent_memory.hooks"),  # the adapters: MCP, console, hooks
+    ("agent_memory.bootstrap",),  # the composition root: builds the App (services, use cases)
+    ("agent_memory.stores",),  # ... and either record store's adapters
+    ("agent_memory.ops", "agent_memory.importers"),  # operator work; other stores' formats
+    ("agent_memory.contracts",),  # the wire contracts and their mapping to typed requests
+    ("agent_memory.application",),  # the use cases: the one door into the services
+    ("agent_memory.logging",),
+    ("agent_memory.storage",),  # adapters of the core's ports: SQLite, PostgreSQL, Chroma, the model
+    ("agent_memory.config",),
+    ("agent_memory.settings",),
+    ("agent_memory.setting_values",),
+    ("agent_memory.core",),  # the domain: standard library only
+    ("agent_memory",),  # the package's face (its version)
+)
+APART = ("agent_memory.integrations",)  # MCP clients for agent frameworks: they talk to a server, not to it
+
+
+def _room(module: str) -> tuple[int, str] | None:
+    """(floor, room) of a module: the longest room name that is it or holds it."""
+    found = [(len(room), floor, room) for floor, rooms in enumerate(FLOORS) for room in rooms
+             if module == room or module.startswith(room + ".")]
+    return max(found)[1:] if found else None
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("agent_memory", *parts)).removesuffix(".__init__")
+
+
+def test_every_module_imports_only_its_own_room_and_the_floors_below() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _name(path)
+        if name.startswith(APART):
+            continue
+        here = _room(name)
+        assert here is not None, f"{name} is on no floor: give it one in FLOORS"
+        for module in sorted(_modules(path)):
+            there = _room(module)
+            if there is None:
+                offenders.append(f"{name} -> {module} (apart)")
+            elif there[0] < here[0] or (there[0] == here[0] and there[1] != here[1]):
+                offenders.append(f"{name} -> {module}")
+    assert offenders == []
+
+
+def test_the_floor_check_sees_an_upward_arrow() -> None:
+    assert _room("agent_memory.core.crud") == (len(FLOORS) - 2, "agent_memory.core")
+    assert _room("agent_memory.tools.server")[0] < _room("agent_memory.application.memories")[0]  # type: ignore[index]
+    assert _room("agent_memory.tools")[1] != _room("agent_memory.console")[1]  # type: ignore[index]
+
+
+def test_integrations_import_nothing_of_the_package_but_themselves() -> None:
+    files = _files("integrations")
+    assert files
+    assert {_name(p): sorted(m for m in _modules(p) if not m.startswith(APART)) for p in files
+            if any(not m.startswith(APART) for m in _modules(p))} == {}
+
+
+def test_the_package_root_holds_only_the_entry_point_settings_logging_and_the_composition_root() -> None:
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == [
+        "__init__.py", "__main__.py", "bootstrap.py", "config.py", "logging.py", "setting_values.py",
+        "settings.py", "stores.py"]
 
 
 def _modules(path: Path) -> set[str]:
