@@ -15,10 +15,12 @@ from pathlib import Path
 import agent_memory
 
 PACKAGE = Path(agent_memory.__file__).parent
-# Pure modules under storage/ that read no store: error explanations, the vector task's status file,
-# and private file creation (the data directory, made by the log and the auth secret too).
-STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.failures", "agent_memory.storage.embedding.health",
-                            "agent_memory.storage.files"}
+# Pure modules under storage/ that read no store: the vector task's status file, and private file
+# creation (the data directory, made by the log and the auth secret too).
+STORAGE_OUTSIDE_ADAPTERS = {"agent_memory.storage.embedding.health", "agent_memory.storage.files"}
+# Database drivers, and the store package each belongs to (its knowledge lives there alone).
+DRIVERS = {"sqlite3": "storage/sqlite", "aiosqlite": "storage/sqlite", "psycopg": "storage/postgres",
+           "psycopg_pool": "storage/postgres", "chromadb": "storage/chroma"}
 COMPOSITION_ROOT = {"bootstrap.py", "stores.py"}
 # Our SQL is written in capitals.
 SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA \w)",
@@ -124,6 +126,19 @@ def test_outer_layers_reach_storage_only_through_the_composition_root() -> None:
     offenders = {str(p.relative_to(PACKAGE)): sorted(m for m in _modules(p) if m.startswith("agent_memory.storage")
                                                       and m not in STORAGE_OUTSIDE_ADAPTERS) for p in outer}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_a_database_driver_is_imported_only_in_its_stores_package() -> None:
+    """What a driver's errors mean (a full disk, a busy database, a refused value) is told by the
+    store's own package (`storage/*/failures.py`) and reaches the layers above as a
+    `core.ports.FailureReader` the composition root hands them."""
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        wrong = sorted(driver for driver, home in DRIVERS.items()
+                       if driver in _roots(path) and not path.is_relative_to(PACKAGE / home))
+        if wrong:
+            offenders[str(path.relative_to(PACKAGE))] = wrong
+    assert offenders == {}
 
 
 def test_no_sql_outside_storage() -> None:

@@ -30,6 +30,7 @@ from agent_memory.core.lineage import LineageService
 from agent_memory.core.metrics import Metrics
 from agent_memory.core.models import Caller, Layer
 from agent_memory.core.ports import EntryRepository, OperatorStore
+from agent_memory.core.ports.failures import FailureReader
 from agent_memory.core.pruning import PruneService, Retention
 from agent_memory.core.ranking import RankWeights
 from agent_memory.core.ratelimit import RateLimiter
@@ -41,6 +42,7 @@ from agent_memory.core.sessions import SessionLimits, SessionService
 from agent_memory.core.visibility import Area
 from agent_memory.ops.inspection import store_stats
 from agent_memory.storage.audit_buffer import BufferedAuditLog
+from agent_memory.storage.failures import FAILURES
 from agent_memory.stores import RecordStore, Vectors, open_store
 
 log = structlog.get_logger("agent_memory.jobs")
@@ -65,6 +67,7 @@ class App:
     operator: OperatorStore  # what stats, the audit trail and the console's metrics read
     lineage: LineageService  # supersede chains: what a fact replaced, and undoing a supersede
     door: Application  # the use cases every adapter calls (application/): the core services above are theirs
+    failures: FailureReader  # what the store's failures mean (a full disk, a busy database), for the adapters
     # Starts the vector runtime's background load (model, index) when `open_app` was told to defer
     # it; idempotent, and a no-op otherwise.
     start_vectors: Callable[[], None] = lambda: None
@@ -84,6 +87,7 @@ class Records:
     store: RecordStore
     repo: EntryRepository  # writes (import), through the same transaction port as the tools
     operator: OperatorStore  # reads (export, stats, audit, erase's wait)
+    failures: FailureReader = FAILURES  # what the store's failures mean (import tells its entries' from its own)
 
     @property
     def backend(self) -> str:
@@ -106,6 +110,12 @@ async def open_records(settings: Settings) -> AsyncIterator[Records]:
         ConfigError: the store cannot be used as configured (the message says why)."""
     async with open_store(settings) as store:
         yield Records(settings, store, store.entries(), store.operator)
+
+
+def store_failures() -> FailureReader:
+    """What the stores' failures mean, for an adapter that has no opened app to ask (a store
+    that failed to open)."""
+    return FAILURES
 
 
 def local_vector_dir(settings: Settings) -> Path | None:
@@ -220,8 +230,10 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
                   sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
                   browse=browse, operator=store.operator, lineage=lineage,
-                  door=Application(memories=Memories(crud, chains, browse, storage_failure), recall=Recall(retrieval),
-                                   sessions=Sessions(sessions, reflection), lineage=chains),
+                  door=Application(memories=Memories(crud, chains, browse,
+                                                     lambda exc, rid: storage_failure(exc, rid, FAILURES)),
+                                   recall=Recall(retrieval),
+                                   sessions=Sessions(sessions, reflection), lineage=chains), failures=FAILURES,
                   start_vectors=start_vectors)
 
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from agent_memory.storage.failures import STORAGE_BUSY, STORAGE_FULL, storage_reason
+from agent_memory.storage.failures import STORAGE_BUSY, STORAGE_FULL, refused_data, storage_reason
 from tests.conftest import Agent, make_settings
 
 pytestmark = pytest.mark.anyio
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
-from agent_memory.ops.import_writer import entry_refusal  # noqa: E402 - after the driver check
 from agent_memory.tools.server import create_server  # noqa: E402
 
 
@@ -64,7 +63,7 @@ def test_refused_values_are_the_entries_fault_not_the_stores(postgres_url: str) 
     text = _failure(postgres_url, "SELECT 'x'::int")
     assert (unique.sqlstate, nul.sqlstate, text.sqlstate) == ("23505", "22021", "22P02")
     for exc in (unique, nul, text):
-        assert storage_reason(exc) is None and entry_refusal(exc)
+        assert storage_reason(exc) is None and refused_data(exc)
 
 
 async def test_a_write_held_up_by_another_sessions_lock_answers_storage_busy(tmp_path: Path, postgres_url: str) -> None:

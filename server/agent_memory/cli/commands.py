@@ -174,7 +174,7 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> ImportReport:
         async with open_records(settings) as records:
-            return await import_entries(settings, records.repo, records.operator, source,
+            return await import_entries(settings, records.repo, records.operator, source, failures=records.failures,
                                         on_error="skip" if options.skip_bad else "abort", progress=progress)
 
     try:

@@ -180,8 +180,9 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> ImportTally:
         async with open_records(settings) as records:
-            return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format, batch=every,
-                                       progress=progress, redactor=Redactor(settings.redact_secrets))
+            return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format,
+                                       failures=records.failures, batch=every, progress=progress,
+                                       redactor=Redactor(settings.redact_secrets))
 
     try:
         anyio.run(run)

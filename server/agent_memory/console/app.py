@@ -85,7 +85,7 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes,
         except Exception as exc:
             outcome = "INTERNAL"
             request_id = new_request_id()
-            refused = storage_failure(exc, request_id)
+            refused = storage_failure(exc, request_id, app.failures)
             if refused is not None:
                 info = to_error_info(refused)
                 return _error(500, info.code, info.message, info.details)

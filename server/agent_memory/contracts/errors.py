@@ -11,8 +11,8 @@ from pydantic import BaseModel, ValidationError
 from agent_memory.contracts.crud import ErrorInfo
 from agent_memory.contracts.validation_hints import explain
 from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.ports.failures import EXPLANATIONS, FailureReader
 from agent_memory.core.text import check_text, field_path, storable
-from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -35,15 +35,15 @@ def internal_error(request_id: str) -> ErrorInfo:
     )
 
 
-def storage_failure(exc: BaseException, request_id: str) -> DomainError | None:
+def storage_failure(exc: BaseException, request_id: str, failures: FailureReader) -> DomainError | None:
     """Storage that refused the work for a reason the operator can fix (a full disk; a database
-    held busy by another process past busy_timeout): `INTERNAL` with a plain message and
-    `details.reason` (`storage_full`, `storage_busy`), logged at ERROR without a traceback. None
-    for anything else (a plain `INTERNAL`)."""
-    reason = storage_reason(exc)
+    held busy by another process past busy_timeout), as `failures` (the store's) tells: `INTERNAL`
+    with a plain message and `details.reason` (`storage_full`, `storage_busy`), logged at ERROR
+    without a traceback. None for anything else (a plain `INTERNAL`)."""
+    reason = failures.reason(exc)
     if reason is None:
         return None
-    log.error("storage_failed", reason=reason, error=type(exc).__name__, detail=failure_detail(exc),
+    log.error("storage_failed", reason=reason, error=type(exc).__name__, detail=failures.detail(exc),
               request_id=request_id)
     return DomainError(f"{EXPLANATIONS[reason]} (request id {request_id})", reason=reason, request_id=request_id)
 

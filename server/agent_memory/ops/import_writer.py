@@ -12,7 +12,6 @@ disk, a database held busy, a lost connection) stops the import with `ImportFail
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +21,10 @@ from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import AuditEvent, Entry
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
+from agent_memory.core.ports.failures import EXPLANATIONS, FailureReader
 from agent_memory.core.secrets import Redactor
 from agent_memory.core.text import storable
 from agent_memory.core.writes import store_new
-from agent_memory.storage.failures import EXPLANATIONS, failure_detail, storage_reason
 
 K = TypeVar("K")
 R = TypeVar("R")
@@ -64,15 +63,6 @@ def place_of(entry: Entry) -> Place:
     return entry.scope.value, entry.namespace, entry.team
 
 
-def entry_refusal(exc: Exception) -> bool:
-    """Whether the store refused a statement for the data it was given (a value it cannot hold, a
-    broken constraint) rather than for a reason of its own (full, busy, unreachable)."""
-    if isinstance(exc, ValueError | OverflowError | sqlite3.DataError | sqlite3.IntegrityError):
-        return storage_reason(exc) is None
-    sqlstate = getattr(exc, "sqlstate", None)  # PostgreSQL: class 22 data exception, 23 integrity
-    return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")
-
-
 def import_event(at: str, request_id: str, entry: Entry, **details: object) -> AuditEvent:
     """The audit row of one imported entry (never its content): written by the operator."""
     return AuditEvent(at=at, request_id=request_id, agent_id="operator", team="", system_type="sys5", tool="import",
@@ -80,15 +70,16 @@ def import_event(at: str, request_id: str, entry: Entry, **details: object) -> A
                       outcome="ok", details=details)
 
 
-def _failed(exc: Exception) -> ImportFailed:
-    reason = storage_reason(exc)
-    return ImportFailed(EXPLANATIONS[reason] if reason else f"the store failed ({failure_detail(exc)})")
+def _failed(exc: Exception, failures: FailureReader) -> ImportFailed:
+    reason = failures.reason(exc)
+    return ImportFailed(EXPLANATIONS[reason] if reason else f"the store failed ({failures.detail(exc)})")
 
 
 async def run_batch(repo: EntryRepository, part: list[tuple[K, Entry]],
-                    work: Callable[[WriteTransaction, list[tuple[K, Entry]]], R], *, carry_on: bool = True
-                    ) -> tuple[R | None, list[tuple[K, Entry, str]]]:
-    """`work` over `part` in one transaction, and the entries the store refused (key, entry, why).
+                    work: Callable[[WriteTransaction, list[tuple[K, Entry]]], R], *, failures: FailureReader,
+                    carry_on: bool = True) -> tuple[R | None, list[tuple[K, Entry, str]]]:
+    """`work` over `part` in one transaction, and the entries the store refused (key, entry, why);
+    `failures` (the store's) tells a refusal of the data from a failure of the store.
 
     When the store refuses the transaction for the data it was given, each entry is inserted
     alone in a transaction rolled back at once, to find the ones it refuses; `work` then runs over
@@ -104,8 +95,8 @@ async def run_batch(repo: EntryRepository, part: list[tuple[K, Entry]],
     except Unwind:
         raise
     except Exception as exc:  # noqa: BLE001 - told apart below: a driver's refusal, or the store's failure
-        if not entry_refusal(exc):
-            raise _failed(exc) from None
+        if not failures.refused_data(exc):
+            raise _failed(exc, failures) from None
     refused: list[tuple[K, Entry, str]] = []
     for key, entry in part:
         try:
@@ -113,9 +104,9 @@ async def run_batch(repo: EntryRepository, part: list[tuple[K, Entry]],
         except _Probe:
             continue
         except Exception as exc:  # noqa: BLE001 - as above, for this entry alone
-            if not entry_refusal(exc):
-                raise _failed(exc) from None
-            refused.append((key, entry, f"the store refused it ({failure_detail(exc)})"))
+            if not failures.refused_data(exc):
+                raise _failed(exc, failures) from None
+            refused.append((key, entry, f"the store refused it ({failures.detail(exc)})"))
     if refused and not carry_on or len(refused) == len(part):
         return None, refused
     ids = {entry.id for _, entry, _ in refused}
@@ -125,7 +116,7 @@ async def run_batch(repo: EntryRepository, part: list[tuple[K, Entry]],
     except Unwind:
         raise
     except Exception as exc:  # noqa: BLE001 - refused again as a whole: not one entry's doing
-        raise _failed(exc) from None
+        raise _failed(exc, failures) from None
 
 
 def _try_insert(tx: WriteTransaction, entry: Entry) -> None:
@@ -135,7 +126,7 @@ def _try_insert(tx: WriteTransaction, entry: Entry) -> None:
 
 
 async def write_entries(repo: EntryRepository, store: OperatorStore, placed: list[tuple[str, Entry]],
-                        tally: ImportTally, *, fmt: str, batch: int = 500,
+                        tally: ImportTally, *, fmt: str, failures: FailureReader, batch: int = 500,
                         progress: Callable[[ImportTally], None] | None = None,
                         redactor: Redactor = Redactor()) -> ImportTally:  # noqa: B008 - immutable
     """Insert `placed` ((where, entry) pairs, ids unique) except those already stored.
@@ -166,7 +157,7 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
 
         part = fresh[start:start + batch]
         try:
-            written, refused = await run_batch(repo, part, work)
+            written, refused = await run_batch(repo, part, work, failures=failures)
         except ImportFailed as exc:
             raise ImportFailed(f"{exc}; {tally.imported} entries were imported before") from None
         written = written or []

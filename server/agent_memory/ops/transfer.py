@@ -31,6 +31,7 @@ from agent_memory.core.errors import InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Entry, Scope
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
+from agent_memory.core.ports.failures import FailureReader
 from agent_memory.core.rules import Limits
 from agent_memory.core.text import check_text, not_utf8
 from agent_memory.core.visibility import namespace_area
@@ -111,8 +112,8 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 async def import_entries(settings: Settings, repo: EntryRepository, store: OperatorStore, lines: Iterable[str], *,
-                         on_error: str = "abort", progress: Callable[[ImportReport], None] | None = None
-                         ) -> ImportReport:
+                         failures: FailureReader, on_error: str = "abort",
+                         progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
     """Check every line, then store the good entries (none when any is bad and `on_error` is
     "abort"). Raises: ImportFailed when the store stops taking entries (a full disk, a lost
     connection): the entries of earlier batches stay."""
@@ -163,7 +164,7 @@ async def import_entries(settings: Settings, repo: EntryRepository, store: Opera
 
         batch = parsed[start:start + BATCH]
         try:
-            problems, refused = await run_batch(repo, batch, work, carry_on=on_error != "abort")
+            problems, refused = await run_batch(repo, batch, work, failures=failures, carry_on=on_error != "abort")
         except _Abort as abort:
             report.bad += abort.problems
             return report

@@ -1,44 +1,24 @@
 """Storage failures an operator can act on (a full disk, a database held busy by another
-process), told apart from other errors by stable reasons, without exposing internal text."""
+process), told apart from other errors by stable reasons, without exposing internal text: each
+driver's part in its store's package (`sqlite/failures.py`, `postgres/failures.py`), the OS's and
+Chroma's here. `FAILURES` answers the layers above storage (`core.ports.FailureReader`), handed to
+them by the composition root."""
 
 from __future__ import annotations
 
 import errno
-import sqlite3
 
-STORAGE_FULL = "storage_full"
-STORAGE_BUSY = "storage_busy"
+from agent_memory.core.ports.failures import EXPLANATIONS, STORAGE_BUSY, STORAGE_FULL
+from agent_memory.storage.postgres.failures import postgres_reason, postgres_refused_data, psycopg_error
+from agent_memory.storage.sqlite.failures import sqlite_error, sqlite_reason, sqlite_refused_data
 
-EXPLANATIONS = {
-    STORAGE_FULL: "the disk holding the memory store is full; free space and retry",
-    STORAGE_BUSY: "the memory database is busy (another process holds a long write); retry shortly",
-}
+__all__ = ["EXPLANATIONS", "FAILURES", "STORAGE_BUSY", "STORAGE_FULL", "failure_detail", "failure_reason",
+           "storage_reason"]
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 # SQLite's own messages, also as Chroma (whose store is SQLite too) passes them on.
 _FULL_WORDS = ("database or disk is full", "no space left on device", "disk quota exceeded")
 _BUSY_WORDS = ("database is locked", "database is busy", "database table is locked")
-# PostgreSQL's SQLSTATEs (psycopg's `error.sqlstate`; its text is never read: it may quote data).
-_PG_FULL = {"53100"}  # disk_full
-_PG_BUSY = {
-    "55P03",  # lock_not_available: lock_timeout ran out waiting for another session's lock
-    "40001",  # serialization_failure
-    "40P01",  # deadlock_detected
-    "57014",  # query_canceled: statement_timeout ran out
-    "53300",  # too_many_connections
-}
-
-
-def _from_psycopg(exc: BaseException) -> bool:
-    """A psycopg error (psycopg is never imported here: a SQLite server need not load it)."""
-    return any(cls.__module__.partition(".")[0] == "psycopg" for cls in type(exc).__mro__)
-
-
-def _postgres_reason(exc: BaseException) -> str | None:
-    sqlstate = getattr(exc, "sqlstate", None)
-    if sqlstate in _PG_FULL:
-        return STORAGE_FULL
-    return STORAGE_BUSY if sqlstate in _PG_BUSY else None
 
 
 def storage_reason(exc: BaseException | None) -> str | None:
@@ -48,18 +28,15 @@ def storage_reason(exc: BaseException | None) -> str | None:
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if _from_psycopg(exc):
-            reason = _postgres_reason(exc)
+        if psycopg_error(exc):
+            reason = postgres_reason(exc)
             if reason is not None:
                 return reason
             exc = exc.__cause__ or exc.__context__
             continue
-        if isinstance(exc, sqlite3.Error):
-            primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-            if primary == sqlite3.SQLITE_FULL:
-                return STORAGE_FULL
-            if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                return STORAGE_BUSY
+        reason = sqlite_reason(exc)
+        if reason is not None:
+            return reason
         if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
             return STORAGE_FULL
         text = str(exc).lower()
@@ -75,7 +52,7 @@ def failure_detail(exc: BaseException) -> str:
     """A short explanation for logs that never quotes memory content: the messages of SQLite, the
     OS, Chroma (which is given vectors and ids, never entry text) and our own code; for anything
     else only the error's type."""
-    trusted = isinstance(exc, (sqlite3.Error, OSError)) or type(exc).__module__.split(".")[0] in (
+    trusted = sqlite_error(exc) or isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in (
         "agent_memory", "chromadb")
     text = str(exc).strip().splitlines()[0][:160] if trusted and str(exc).strip() else ""
     return text or type(exc).__name__
@@ -84,3 +61,27 @@ def failure_detail(exc: BaseException) -> str:
 def failure_reason(exc: BaseException) -> str:
     """A stable reason for logs and `stats`: a storage reason, else the error's type."""
     return storage_reason(exc) or type(exc).__name__
+
+
+def refused_data(exc: BaseException) -> bool:
+    """Whether a store refused a statement for the data it was given rather than for a reason of
+    its own (full, busy, unreachable)."""
+    if isinstance(exc, ValueError | OverflowError) or sqlite_refused_data(exc):
+        return storage_reason(exc) is None
+    return postgres_refused_data(exc)
+
+
+class StoreFailures:
+    """`core.ports.FailureReader` for every store of this package."""
+
+    def reason(self, exc: BaseException) -> str | None:
+        return storage_reason(exc)
+
+    def detail(self, exc: BaseException) -> str:
+        return failure_detail(exc)
+
+    def refused_data(self, exc: BaseException) -> bool:
+        return refused_data(exc)
+
+
+FAILURES = StoreFailures()

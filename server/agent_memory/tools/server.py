@@ -37,6 +37,7 @@ from agent_memory.core.commands import Call
 from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller
+from agent_memory.core.ports.failures import FailureReader
 from agent_memory.tools import prompts
 from agent_memory.tools.identity import caller_from_request, resolve_caller, resolve_http_caller
 from agent_memory.tools.opening import VECTORS_AFTER_LIST_SECONDS, opened_app, opening
@@ -48,6 +49,12 @@ if TYPE_CHECKING:  # the services, the store and the tools' code are imported on
     from agent_memory.bootstrap import App
 
 log = structlog.get_logger("agent_memory.tools")
+
+def _store_failures() -> FailureReader:
+    from agent_memory.bootstrap import store_failures
+
+    return store_failures()
+
 
 def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
     params = ctx.session.client_params
@@ -155,7 +162,8 @@ class Dispatcher:
             return _result(spec, to_error_info(error), True)
         except Exception as exc:
             outcome = "INTERNAL"
-            refused = storage_failure(exc, request_id)  # a full disk, a busy database: say so
+            # a full disk, a busy database: say so (the store's own reading, even if it never opened)
+            refused = storage_failure(exc, request_id, app.failures if app is not None else _store_failures())
             if refused is not None:
                 return _result(spec, to_error_info(refused), True)
             log.exception("tool_failed", **fields)
