@@ -13,8 +13,8 @@ from agent_memory.core.commands import EntryChange, NewEntry
 from agent_memory.core.cursor import Position
 from agent_memory.core.errors import Conflict, Forbidden, NotFound
 from agent_memory.core.ids import new_etag
-from agent_memory.core.models import AuditEvent, Entry, Layer, ListFilters, ListQuery, Scope
-from agent_memory.core.ports import BrowseQuery, WriteTransaction
+from agent_memory.core.models import AuditEvent, Entry, Layer, ListFilters, Scope
+from agent_memory.core.ports import BrowseQuery, ListQuery, WriteTransaction
 from agent_memory.core.visibility import Area
 from tests.storage.stores import ALICE, ALICE_OF_BLUE, BOB_OF_BLUE, CAROL, Store, postgres_store, stored
 
