@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -40,7 +39,7 @@ from agent_memory.core.models import Caller
 from agent_memory.core.ports.failures import FailureReader
 from agent_memory.tools import prompts
 from agent_memory.tools.identity import caller_from_request, resolve_caller, resolve_http_caller
-from agent_memory.tools.opening import VECTORS_AFTER_LIST_SECONDS, opened_app, opening
+from agent_memory.tools.opening import ServerState, opened, opening
 from agent_memory.tools.specs import BUILTIN_TOOLS, ToolSpec
 
 __all__ = ["BUILTIN_TOOLS", "ToolSpec", "create_server"]
@@ -56,14 +55,14 @@ def _store_failures() -> FailureReader:
     return store_failures()
 
 
-def _caller(ctx: ServerRequestContext[App, Any]) -> Caller:
+def _caller(ctx: ServerRequestContext[ServerState, Any]) -> Caller:
     params = ctx.session.client_params
     session_meta = params.meta if params is not None else None
-    app = ctx.lifespan_context
+    state = ctx.lifespan_context
     if ctx.request is not None:  # HTTP: the bearer token decides
         return resolve_http_caller(ctx.meta, session_meta, caller_from_request(ctx.request),
-                                   trust_meta=app.settings.trust_client_meta)
-    return resolve_caller(ctx.meta, session_meta, app.launch_caller)
+                                   trust_meta=state.settings.trust_client_meta)
+    return resolve_caller(ctx.meta, session_meta, state.launch_caller)
 
 
 def _result(spec: ToolSpec | None, payload: dict[str, Any] | ErrorInfo, is_error: bool) -> CallToolResult:
@@ -108,7 +107,7 @@ class Dispatcher:
         return None if definition is None else definition.input_schema
 
     async def list_tools(
-        self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[ServerState, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         try:
             caller = _caller(ctx)
@@ -118,13 +117,13 @@ class Dispatcher:
             log.warning("tools_list_identity_refused", reason=error.message, field=error.details.get("field"))
             info = to_error_info(error)
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
-        # The handshake's last answer: the deferred vector load starts once it is on its way.
-        asyncio.get_running_loop().call_later(VECTORS_AFTER_LIST_SECONDS, ctx.lifespan_context.start_vectors)
+        ctx.lifespan_context.handshake_answered()  # the handshake's last answer
         return ListToolsResult(tools=[
             self._definitions[s.name] for s in self._tools.values() if s.skill is None or s.skill in caller.skills
         ])
 
-    async def call_tool(self, ctx: ServerRequestContext[App, Any], params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(self, ctx: ServerRequestContext[ServerState, Any], params: CallToolRequestParams
+                        ) -> CallToolResult:
         started = time.perf_counter()
         request_id = new_request_id()
         arguments: dict[str, Any] = params.arguments or {}
@@ -137,10 +136,9 @@ class Dispatcher:
             "scope": _client_text(arguments.get("scope", "agent"), 32),
         }
         structlog.contextvars.clear_contextvars()
-        ctx.lifespan_context.start_vectors()  # a call may need them: no more waiting (a no-op once started)
         app: App | None = None
         try:
-            app = await opened_app(ctx)
+            app = await ctx.lifespan_context.app()
             if spec is None:
                 raise InvalidParams(f"unknown tool {name}; the tools are {', '.join(self._tools)}", field="name",
                                     allowed=list(self._tools))
@@ -174,7 +172,7 @@ class Dispatcher:
                 app.metrics.observe(name if spec else "unknown", outcome, duration_ms)
             log.info("tool_invocation", outcome=outcome, duration_ms=duration_ms, **fields)  # fields["tool"]: which
 
-    async def list_prompts(self, ctx: ServerRequestContext[App, Any], params: PaginatedRequestParams | None
+    async def list_prompts(self, ctx: ServerRequestContext[ServerState, Any], params: PaginatedRequestParams | None
                            ) -> ListPromptsResult:
         try:
             return ListPromptsResult(prompts=prompts.listed(_caller(ctx)))
@@ -182,7 +180,7 @@ class Dispatcher:
             info = to_error_info(error)
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
 
-    async def get_prompt(self, ctx: ServerRequestContext[App, Any], params: GetPromptRequestParams
+    async def get_prompt(self, ctx: ServerRequestContext[ServerState, Any], params: GetPromptRequestParams
                          ) -> GetPromptResult:
         """A JSON-RPC error (INVALID_PARAMS, with the code and details of the tools' errors) for an
         unknown prompt, a missing or malformed argument, a refused identity or skill."""
@@ -193,29 +191,28 @@ class Dispatcher:
             log.info("prompt_refused", prompt=_client_text(params.name, 64), code=info.code)
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
 
-    async def list_resources(self, ctx: ServerRequestContext[App, Any], params: Any) -> ListResourcesResult:
+    async def list_resources(self, ctx: ServerRequestContext[ServerState, Any], params: Any) -> ListResourcesResult:
         from agent_memory.tools import resources
 
         return ListResourcesResult(resources=resources.RESOURCES)
 
-    async def list_resource_templates(self, ctx: ServerRequestContext[App, Any], params: Any
+    async def list_resource_templates(self, ctx: ServerRequestContext[ServerState, Any], params: Any
                                       ) -> ListResourceTemplatesResult:
         from agent_memory.tools import resources
 
         return ListResourceTemplatesResult(resource_templates=resources.TEMPLATES)
 
-    async def read_resource(self, ctx: ServerRequestContext[App, Any], params: ReadResourceRequestParams
+    async def read_resource(self, ctx: ServerRequestContext[ServerState, Any], params: ReadResourceRequestParams
                             ) -> ReadResourceResult:
         try:
             caller = _caller(ctx)
         except DomainError as error:
             info = to_error_info(error)
             raise MCPError(-32602, info.message, info.model_dump()) from None
-        ctx.lifespan_context.start_vectors()
         from agent_memory.tools import resources
 
         try:
-            return await resources.read(await opened_app(ctx), caller, str(params.uri))
+            return await resources.read(await ctx.lifespan_context.app(), caller, str(params.uri))
         except MCPError:
             raise
         except Exception:  # never internal text to the client: a request id, and the traceback in the log
@@ -225,7 +222,8 @@ class Dispatcher:
 
 
 def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
-                  on_open: Callable[[App | None], None] | None = None, defer_vectors: bool = False) -> Server[App]:
+                  on_open: Callable[[App | None], None] | None = None, defer_vectors: bool = False
+                  ) -> Server[ServerState]:
     """Build the MCP server. `extra_tools` lets benchmarks add a tool of their own; `on_open` is
     told the opened app (and None when it closes): the memory console serves from it.
     `defer_vectors` (stdio): the vector runtime starts loading once `tools/list` has been answered,
@@ -234,21 +232,9 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
 
     @asynccontextmanager
-    async def lifespan(_: Server[App]) -> AsyncIterator[Any]:
-        if defer_vectors:
-            async with opening(settings, on_open) as state:
-                yield state
-            return
-        from agent_memory.bootstrap import open_app
-
-        async with open_app(settings) as app:
-            if on_open is not None:
-                on_open(app)
-            try:
-                yield app
-            finally:
-                if on_open is not None:
-                    on_open(None)
+    async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
+        async with (opening if defer_vectors else opened)(settings, on_open) as state:
+            yield state
 
     return Server(
         "agent-memory",
