@@ -92,7 +92,10 @@ async def run(calls: int, mode: str, vector_backend: str, before: str | None = N
             if name == "before":
                 assert before is not None
                 env["PYTHONPATH"] = str(Path(before).resolve() / "server")
-            params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
+            script = HERE / "bench_server.py"
+            if name == "before" and (Path(before) / "tests" / "bench" / "bench_server.py").exists():
+                script = Path(before).resolve() / "tests" / "bench" / "bench_server.py"  # it knows its own layout
+            params = StdioServerParameters(command=sys.executable, args=[str(script)], env=env)
             server_log = stack.enter_context(open(os.path.join(data_dir, "server.log"), "w"))  # its stderr
             client = await stack.enter_async_context(
                 Client(stdio_client(params, errlog=server_log), mode=mode, read_timeout_seconds=60))

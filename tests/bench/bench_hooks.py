@@ -53,7 +53,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_data import locomo_dir  # noqa: E402
 
-HOOK = [str(Path(sys.executable).parent / "agent-memory"), "hook", "claude-code"]
+# The installed command; AGENT_MEMORY_BENCH_PYTHONPATH=DIR/server runs another checkout's package
+# instead (`python -m agent_memory`, whose entry point every checkout has), to compare two versions.
+OTHER = os.environ.get("AGENT_MEMORY_BENCH_PYTHONPATH")
+AGENT_MEMORY = [sys.executable, "-m", "agent_memory"] if OTHER else [str(Path(sys.executable).parent / "agent-memory")]
+HOOK = [*AGENT_MEMORY, "hook", "claude-code"]
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 PREFIX_CHARS = 40
 OVERLAP = 0.6
@@ -339,6 +343,8 @@ def main() -> None:
                 "MEMORY_HOOK_IDLE_MINUTES": "10", "MEMORY_RATE_LIMIT_PER_SECOND": "0",
                 "MEMORY_MAX_ENTRIES_PER_NAMESPACE": str(max(100_000, 2 * args.entries)),
                 "XDG_RUNTIME_DIR": str(runtime)})
+    if OTHER:  # the other checkout's package first, in the hook and in the helper it starts
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [OTHER, env.get("PYTHONPATH")]))
     hooks = Hooks(env, runtime)
     db = data_dir / "memory.db"
     projects = work / "projects"
@@ -425,7 +431,7 @@ def main() -> None:
             notes = work / "filler.jsonl"
             notes.write_text("".join(json.dumps({"content": t, "layer": "long_term"}) + "\n" for t in texts))
             t0 = time.perf_counter()
-            done = subprocess.run([HOOK[0], "import", "--from", "notes", "--scope", "agent", "--namespace",
+            done = subprocess.run([*AGENT_MEMORY, "import", "--from", "notes", "--scope", "agent", "--namespace",
                                    f"bench/{project.name}", "--agent-id", "bench", "--layer", "long_term",
                                    str(notes)], env=env, capture_output=True, timeout=3600)
             import_s = time.perf_counter() - t0

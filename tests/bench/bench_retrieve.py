@@ -143,7 +143,10 @@ async def start_ours(stack: AsyncExitStack, size: int, items: list[str], store_e
     if source is not None:  # that checkout's package comes first on the path
         env["PYTHONPATH"] = os.pathsep.join([str(source / "server"), *filter(None, [env.get("PYTHONPATH")])])
     log_path = Path(data_dir) / "server.log"
-    params = StdioServerParameters(command=sys.executable, args=[str(HERE / "bench_server.py")], env=env)
+    script = HERE / "bench_server.py"
+    if source is not None and (source / "tests" / "bench" / "bench_server.py").exists():
+        script = source / "tests" / "bench" / "bench_server.py"  # that checkout's own, which knows its layout
+    params = StdioServerParameters(command=sys.executable, args=[str(script)], env=env)
     log = stack.enter_context(log_path.open("w"))
     client = await stack.enter_async_context(
         Client(stdio_client(params, errlog=log), mode="legacy", read_timeout_seconds=600))
