@@ -221,3 +221,26 @@ def test_the_shared_embedding_code_drags_in_no_store() -> None:
     files = _files("storage/embedding")
     assert files
     assert {str(p.relative_to(PACKAGE)) for p in files if _roots(p) & {"chromadb", "aiosqlite", "psycopg"}} == set()
+
+
+def _redactors_made(tree: ast.AST) -> list[int]:
+    """Lines where a `Redactor` is made (a call of the name)."""
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id == "Redactor"]
+
+
+def test_secret_redaction_is_configured_in_one_place() -> None:
+    """`redact_secrets` is read, and the one `Redactor` made, only by the composition root, which
+    hands it to every write path; no service, writer or command has a default redactor to fall
+    back on (a missed wiring would then ignore the setting), so one left out fails to start."""
+    made = {path.relative_to(PACKAGE).as_posix(): lines for path in sorted(PACKAGE.rglob("*.py"))
+            if (lines := _redactors_made(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert list(made) == ["bootstrap.py"] and len(made["bootstrap.py"]) == 1
+    readers = [path.relative_to(PACKAGE).as_posix() for path in sorted(PACKAGE.rglob("*.py"))
+               if re.search(r"\.redact_secrets\b", path.read_text(encoding="utf-8"))]
+    assert readers == ["bootstrap.py"]
+
+
+def test_the_redactor_check_sees_a_default_redactor() -> None:
+    tree = ast.parse("def log(turns, redactor=Redactor()):\n    return Redactor(False)\n")
+    assert _redactors_made(tree) == [1, 2]

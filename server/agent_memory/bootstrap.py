@@ -19,6 +19,7 @@ from agent_memory.application.lineage import Lineage
 from agent_memory.application.memories import Memories
 from agent_memory.application.recall import Recall
 from agent_memory.application.sessions import Sessions
+from agent_memory.application.tokens import Tokens
 from agent_memory.config import Settings
 from agent_memory.contracts.errors import storage_failure
 from agent_memory.core.browse import BrowseService
@@ -78,6 +79,10 @@ class App:
         imports operator code."""
         return await store_stats(self.operator, chroma_dir=local_vector_dir(self.settings), areas=areas)
 
+    def tokens(self, secret: bytes) -> Tokens:
+        """Bearer tokens signed with `secret` (the transport's), recorded in this store."""
+        return Tokens(self.store.tokens, secret)
+
 
 @dataclass(frozen=True)
 class Records:
@@ -87,11 +92,16 @@ class Records:
     store: RecordStore
     repo: EntryRepository  # writes (import), through the same transaction port as the tools
     operator: OperatorStore  # reads (export, stats, audit, erase's wait)
+    redactor: Redactor  # `redact_secrets` as set (import redacts what it stores)
     failures: FailureReader = FAILURES  # what the store's failures mean (import tells its entries' from its own)
 
     @property
     def backend(self) -> str:
         return self.settings.backend
+
+    def tokens(self, secret: bytes) -> Tokens:
+        """Bearer tokens signed with `secret`, recorded in this store (`agent-memory token ...`)."""
+        return Tokens(self.store.tokens, secret)
 
     def pruner(self, clock: Callable[[], datetime] = utc_now) -> PruneService:
         return pruning_service(self.settings, self.store, clock=clock)
@@ -109,7 +119,14 @@ async def open_records(settings: Settings) -> AsyncIterator[Records]:
     Raises:
         ConfigError: the store cannot be used as configured (the message says why)."""
     async with open_store(settings) as store:
-        yield Records(settings, store, store.entries(), store.operator)
+        yield Records(settings, store, store.entries(), store.operator, redaction(settings))
+
+
+def redaction(settings: Settings) -> Redactor:
+    """Secret redaction as `redact_secrets` says: the one place the setting is read and the one
+    `Redactor` made, handed to every write path (crud, session log, reflection, import), none of
+    which has a default of its own to fall back on."""
+    return Redactor(settings.redact_secrets)
 
 
 def store_failures() -> FailureReader:
@@ -185,7 +202,7 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
             stack.push_async_callback(vectors.aclose)
             stack.callback(no_more)  # closing: a deferred start that comes late does nothing
         limits = Limits(max_content_chars=settings.max_content_chars)
-        redactor = Redactor(settings.redact_secrets)  # every write path: crud, session log, reflection
+        redactor = redaction(settings)
         metrics = Metrics()
         notify = vectors.notify if vectors else None
         jobs = BackgroundJobs(pruning_service(settings, store, notify),

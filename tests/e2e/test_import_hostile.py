@@ -204,7 +204,7 @@ async def test_an_entry_the_store_itself_refuses_is_a_bad_item_and_the_rest_of_i
     placed = [("line 1", good[0]), ("line 2", unholdable), ("line 3", good[1]), ("line 4", good[2])]
     async with open_records(settings) as records:
         tally = await write_entries(records.repo, records.operator, placed, ImportTally(read=4), fmt="notes",
-                                    failures=records.failures)
+                                    failures=records.failures, redactor=records.redactor)
         assert await records.operator.stored_ids([e.id for _, e in placed]) == {e.id for e in good}
     assert (tally.imported, tally.present) == (3, 0)
     assert [(where, why.startswith("the store refused it (")) for where, why in tally.bad] == [("line 2", True)]

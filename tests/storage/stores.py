@@ -21,6 +21,7 @@ from agent_memory.core.ids import new_entry_id, new_etag
 from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import BrowseStore, EntryRepository
 from agent_memory.core.rules import Limits
+from agent_memory.core.secrets import Redactor
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from tests.conftest import make_settings
 
@@ -67,7 +68,8 @@ async def postgres_store(url: str) -> AsyncIterator[Store]:
         try:
             repo = PostgresEntryRepository(db)
             crud = CrudService(repo=repo, audit=audit, cursors=CursorCodec(bytes.fromhex(secret)),
-                               limits=Limits(max_content_chars=32_000), clock=utc_now)
+                               limits=Limits(max_content_chars=32_000), clock=utc_now,
+                               redactor=Redactor())
 
             async def query(sql: str) -> list[tuple]:
                 return [tuple(row) for row in await db.read(lambda conn: conn.execute(sql).fetchall())]

@@ -39,7 +39,8 @@ async def opened(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         audit = records.store.audit_log()
         audit.start()
         try:
-            yield Opened(records, CrudService(records.repo, audit, CursorCodec(b"k" * 32), Limits(), utc_now))
+            yield Opened(records, CrudService(records.repo, audit, CursorCodec(b"k" * 32), Limits(), utc_now,
+                                              records.redactor))
         finally:
             await audit.aclose()
 

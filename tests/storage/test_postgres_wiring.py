@@ -17,6 +17,7 @@ from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
 from agent_memory.core.models import Scope
 from agent_memory.core.rules import Limits
+from agent_memory.core.secrets import Redactor
 from agent_memory.ops import maintenance
 from agent_memory.stores import store_log_fields
 from tests.conftest import make_settings
@@ -65,7 +66,7 @@ async def test_reindex_prune_and_erase_on_postgres(tmp_path: Path, postgres_url:
         await runtime.aclose()
         audit = records.store.audit_log()
         audit.start()
-        crud = CrudService(records.repo, audit, CursorCodec(b"k" * 32), Limits(), utc_now)
+        crud = CrudService(records.repo, audit, CursorCodec(b"k" * 32), Limits(), utc_now, Redactor())
         for n in range(3):
             await crud.create(ALICE, Scope.AGENT, "alice", NewEntry(f"note {n} about the build cache"))
         await audit.aclose()

@@ -19,6 +19,7 @@ from agent_memory.core.errors import Conflict
 from agent_memory.core.models import Caller, Layer, Priority, Scope, SystemType
 from agent_memory.core.pruning import Actor, PruneService, Retention
 from agent_memory.core.rules import Limits
+from agent_memory.core.secrets import Redactor
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
@@ -78,7 +79,7 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Ri
 @pytest.fixture
 async def crud(db: Rig):  # noqa: ANN201
     db.audit.start()
-    yield CrudService(db.repo, db.audit, CursorCodec(b"k" * 32), Limits(), utc_now)
+    yield CrudService(db.repo, db.audit, CursorCodec(b"k" * 32), Limits(), utc_now, Redactor())
     await db.audit.aclose()
 
 

@@ -13,6 +13,7 @@ from agent_memory.core.crud import CrudService
 from agent_memory.core.cursor import CursorCodec
 from agent_memory.core.models import Caller, Scope, SystemType
 from agent_memory.core.rules import Limits
+from agent_memory.core.secrets import Redactor
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository
@@ -45,7 +46,7 @@ async def test_migrations_apply_in_order_once_and_are_recorded(tmp_path: Path) -
 async def test_fts_index_follows_create_update_and_delete(tmp_path: Path) -> None:
     db = await _open(tmp_path / "f.db")
     audit = SqliteAuditLog(db)
-    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now, Redactor())
     entry = await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content="The penguins migrate in winter",
                                                                    tags=("birds",)))
 
@@ -70,7 +71,7 @@ async def test_fts_index_follows_create_update_and_delete(tmp_path: Path) -> Non
 async def test_audit_table_is_append_only(tmp_path: Path) -> None:
     db = await _open(tmp_path / "a.db")
     audit = SqliteAuditLog(db)
-    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now, Redactor())
     await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content="x"))
     await audit.aclose()
     await db.close()
@@ -100,7 +101,7 @@ async def test_failed_transaction_rolls_back_everything(tmp_path: Path) -> None:
 async def test_migration_pads_years_stored_with_fewer_than_four_digits(tmp_path: Path) -> None:
     db = await _open(tmp_path / "y.db")
     audit = SqliteAuditLog(db)
-    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now)
+    crud = CrudService(SqliteEntryRepository(db), audit, CursorCodec(b"s" * 32), Limits(), utc_now, Redactor())
     entries = [await crud.create(CALL, Scope.AGENT, "alice", NewEntry(content=f"turn {n}")) for n in range(4)]
     await audit.aclose()
     await db.close()

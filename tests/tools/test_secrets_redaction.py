@@ -104,9 +104,33 @@ async def test_switched_off_the_text_is_stored_as_sent(tmp_path: Path) -> None:
         agent = Agent(client)
         failed, data = await agent.crud(action="create", items=[{"content": f"deploy token {GITHUB}"}])
         assert not failed and data["redacted"] == 0 and data["items"][0]["content"] == f"deploy token {GITHUB}"
+        item = data["items"][0]
+        failed, data = await agent.crud(action="update", items=[{"id": item["id"], "content": f"key {OPENAI}",
+                                                                 "if_match": item["etag"]}])
+        assert not failed and data["redacted"] == 0 and data["items"][0]["content"] == f"key {OPENAI}"
+        failed, data = await agent.crud(action="update", items=[{"id": item["id"], "content": f"key {STRIPE}",
+                                                                 "if_match": item["etag"]}])  # a stale etag
+        assert failed and data["errors"][0]["code"] == "CONFLICT" and data["redacted"] == 0
         logged = await agent.log("s1", f"AWS_ACCESS_KEY_ID={AWS}")
         assert logged["redacted"] == 0 and logged["items"][0]["content"] == f"AWS_ACCESS_KEY_ID={AWS}"
-    assert GITHUB.encode() in raw_bytes(settings)
+        failed, done = await agent.reflect(action="reflect", session_id="s1",
+                                           facts=[f"The deploy uses the key {ANTHROPIC}."])
+        assert not failed and done["redacted"] == 0 and done["items"][0]["content"].endswith(f"{ANTHROPIC}.")
+    assert [v for v in (OPENAI, STRIPE, AWS, ANTHROPIC) if v.encode() not in raw_bytes(settings)] == []
+
+
+def test_an_import_keeps_a_secret_when_redaction_is_switched_off(tmp_path: Path) -> None:
+    """The import command reads the setting where every other write path does (one redactor)."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(f'{{"content": "The deploy bot token is {GITHUB}"}}\n')
+    data = tmp_path / "data"
+    env = server_env(data, MEMORY_AGENT_ID="alice", MEMORY_TEAM="red", MEMORY_VECTOR_BACKEND="none",
+                     MEMORY_REDACT_SECRETS="false")
+    done = subprocess.run([agent_memory_command(), "import", "--from", "notes", str(notes)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"redacted": 0' in done.stdout
+    assert GITHUB.encode() in raw_bytes(make_settings(data))
 
 
 def test_an_imported_secret_is_stored_redacted(tmp_path: Path) -> None:

@@ -9,7 +9,10 @@ core's errors. Nothing here knows a protocol, a wire format or a database driver
   console adds (browse, conflicts, reconcile);
 - `recall`: retrieve (`memory_retrieve`);
 - `sessions`: log, compact, reflect (`memory_reflect`);
-- `lineage`: what a fact replaced, and undoing a supersede.
+- `lineage`: what a fact replaced, and undoing a supersede;
+- `tokens`: bearer tokens issued, checked, listed and revoked (`agent-memory token ...`, the HTTP
+  transport, the console's sign-in), signed with the transport's secret, so not part of the door:
+  `App.tokens(secret)` and `Records.tokens(secret)` make one.
 
 The composition root (`bootstrap.open_app`) builds one `Application` and hands it to every adapter
 as `App.door`.

@@ -139,7 +139,6 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.bootstrap import open_records
     from agent_memory.core.clock import utc_now
     from agent_memory.core.rules import Limits
-    from agent_memory.core.secrets import Redactor
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
     from agent_memory.logging import configure_logging
@@ -182,7 +181,7 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
         async with open_records(settings) as records:
             return await write_entries(records.repo, records.operator, placed, tally, fmt=target.format,
                                        failures=records.failures, batch=every, progress=progress,
-                                       redactor=Redactor(settings.redact_secrets))
+                                       redactor=records.redactor)
 
     try:
         anyio.run(run)

@@ -12,9 +12,12 @@ import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from agent_memory.config import Settings
+
+if TYPE_CHECKING:
+    from agent_memory.application.tokens import Tokens
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 KIND = "cli"  # the `kind` of tokens recorded by `token issue`
@@ -33,19 +36,19 @@ def run(options: argparse.Namespace, settings: Settings) -> int:
     if command == "verify":
         return _verify(options, settings, secret)
     if command == "list":
-        return _list(options, settings)
-    return _revoke(options, settings)
+        return _list(options, settings, secret)
+    return _revoke(options, settings, secret)
 
 
-def _with_registry(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
-    """`work(registry)` on the store `settings` names, opened (and migrated) for this command."""
+def _with_tokens(settings: Settings, secret: bytes, work: Callable[[Tokens], Awaitable[T]]) -> T:
+    """`work(tokens)` on the store `settings` names, opened (and migrated) for this command."""
     import anyio
 
     from agent_memory.bootstrap import open_records
 
     async def opened() -> T:
         async with open_records(settings) as records:
-            return await work(records.store.tokens)
+            return await work(records.tokens(secret))
 
     return anyio.run(opened)
 
@@ -54,8 +57,7 @@ def _issue(options: argparse.Namespace, settings: Settings, secret: bytes) -> in
     from agent_memory.core.errors import Forbidden
     from agent_memory.core.identity import parse_identity
     from agent_memory.core.models import ALL_SKILLS
-    from agent_memory.core.revocation import register
-    from agent_memory.core.tokens import mint
+    from agent_memory.core.tokens import check_ttl
 
     operator = options.token_operator
     raw: dict[str, object] = {"agent_id": options.token_agent_id,
@@ -68,27 +70,24 @@ def _issue(options: argparse.Namespace, settings: Settings, secret: bytes) -> in
             return EXIT_USAGE
     if options.token_skills is not None:
         raw["skills"] = options.token_skills
-    now_ms = int(time.time() * 1000)
     try:
         caller = dataclasses.replace(parse_identity(raw, default_skills=ALL_SKILLS), operator=operator)
-        token, claims = mint(caller, secret, now_ms=now_ms, ttl_seconds=options.ttl)
+        check_ttl(options.ttl)
     except (Forbidden, ValueError) as exc:
         print(f"agent-memory: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return EXIT_USAGE
-    _with_registry(settings, lambda registry: register(registry, claims, KIND, now_ms=now_ms))
-    print(token)
-    print(f"token issue: {claims.token_id} (revoke with: agent-memory token revoke {claims.token_id})",
+    issued = _with_tokens(settings, secret, lambda tokens: tokens.issue(caller, ttl_seconds=options.ttl, kind=KIND))
+    print(issued.token)
+    print(f"token issue: {issued.claims.token_id} (revoke with: agent-memory token revoke {issued.claims.token_id})",
           file=sys.stderr)
     return EXIT_OK
 
 
 def _verify(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
-    from agent_memory.core.revocation import check_not_revoked
-    from agent_memory.core.tokens import TokenError, verify_token
+    from agent_memory.core.tokens import TokenError
 
     try:
-        claims = verify_token(options.token.strip(), secret, now=int(time.time()))
-        _with_registry(settings, lambda registry: check_not_revoked(registry, claims))
+        claims = _with_tokens(settings, secret, lambda tokens: tokens.verify(options.token.strip()))
     except TokenError as exc:
         print(f"agent-memory: invalid token: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -96,13 +95,11 @@ def _verify(options: argparse.Namespace, settings: Settings, secret: bytes) -> i
     return EXIT_OK
 
 
-def _list(options: argparse.Namespace, settings: Settings) -> int:
+def _list(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
     from agent_memory.core.revocation import ms_timestamp
 
-    async def read(registry):  # noqa: ANN001, ANN202 - the store's TokenRegistry
-        return await registry.tokens(options.token_list_agent), await registry.cutoffs()
-
-    records, cutoffs = _with_registry(settings, read)
+    listing = _with_tokens(settings, secret, lambda tokens: tokens.listed(options.token_list_agent))
+    records, cutoffs = listing.records, listing.cutoffs
     now = ms_timestamp(int(time.time() * 1000))
     for record in records:
         print(json.dumps(record.as_dict(), ensure_ascii=False))
@@ -117,25 +114,23 @@ def _list(options: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _revoke(options: argparse.Namespace, settings: Settings) -> int:
+def _revoke(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
     from agent_memory.core.identity import ID_PATTERN
-    from agent_memory.core.revocation import revoke_agent, revoke_token
 
     token_id, agent = options.token_id, options.token_revoke_agent
     if (token_id is None) == (agent is None):
         print("agent-memory: token revoke needs a token id (see `agent-memory token list`) or --agent A, "
               "not both", file=sys.stderr)
         return EXIT_USAGE
-    now_ms = int(time.time() * 1000)
     if agent is not None:
         if not ID_PATTERN.fullmatch(agent):
             print(f"agent-memory: --agent {agent!r} is not an agent id", file=sys.stderr)
             return EXIT_USAGE
-        marked = _with_registry(settings, lambda registry: revoke_agent(registry, agent, now_ms=now_ms))
+        marked = _with_tokens(settings, secret, lambda tokens: tokens.revoke_agent(agent))
         print(f"token revoke: every token of {agent} issued until now is revoked ({marked} recorded tokens newly "
               "marked); servers sharing this store refuse them from their next request", file=sys.stderr)
         return EXIT_OK
-    record = _with_registry(settings, lambda registry: revoke_token(registry, token_id, now_ms=now_ms))
+    record = _with_tokens(settings, secret, lambda tokens: tokens.revoke(token_id))
     if record is None:
         print(f"agent-memory: no token {token_id} is recorded in this store (see `agent-memory token list`; "
               "`token revoke --agent A` revokes an agent's tokens that were never recorded)", file=sys.stderr)

@@ -64,7 +64,7 @@ def _endpoint(handler: Handler, slot: AppSlot, secret: bytes,
         if app is None:
             return _error(503, "INTERNAL", "the server is starting or stopping; retry")
         try:
-            signed = await sign_in(request, secret, app.audit, app.store.tokens)
+            signed = await sign_in(request, app.tokens(secret), app.audit)
         except TokenError as error:
             log.warning("console_unauthorized", reason=str(error), path=request.url.path)
             return _error(401, "FORBIDDEN", f"sign in with a valid bearer token: {error}",

@@ -4,19 +4,18 @@ row per request, before anything runs)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from agent_memory.application.tokens import Tokens
 from agent_memory.core.audit import audit_event
 from agent_memory.core.clock import format_ts, utc_now
 from agent_memory.core.commands import Call
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import Caller
-from agent_memory.core.ports import AuditSink, TokenRegistry
-from agent_memory.core.revocation import check_not_revoked
-from agent_memory.core.tokens import TokenClaims, TokenError, verify_token
+from agent_memory.core.ports import AuditSink
+from agent_memory.core.tokens import TokenClaims, TokenError
 
 TOOL = "console"  # the `tool` column of audit rows written for console requests
 
@@ -45,15 +44,14 @@ def bearer(request: Request) -> str:
     return token.strip()
 
 
-async def sign_in(request: Request, secret: bytes, audit: AuditSink, tokens: TokenRegistry) -> SignedIn:
+async def sign_in(request: Request, tokens: Tokens, audit: AuditSink) -> SignedIn:
     """The caller of a console API request; an operator's request is audited here.
 
     Raises:
         TokenError: no valid token (or a revoked one).
         RevocationUnknown: the store did not say whether the token is revoked.
     """
-    claims = verify_token(bearer(request), secret, now=int(time.time()))
-    await check_not_revoked(tokens, claims)
+    claims = await tokens.verify(bearer(request))
     signed = SignedIn(claims, new_request_id())
     if claims.caller.operator:
         await audit.record(audit_event(signed.call("operator_access"), "operator_access", None, None, None, "ok",

@@ -27,8 +27,6 @@ from agent_memory.contracts.errors import internal_error
 from agent_memory.core.commands import Call
 from agent_memory.core.ids import new_request_id
 from agent_memory.core.models import ALL_SKILLS, Caller, SystemType
-from agent_memory.core.revocation import ms_timestamp, register
-from agent_memory.core.tokens import mint
 
 SESSION_TTL_SECONDS = 12 * 3600
 MAX_BODY_BYTES = 4096
@@ -109,21 +107,19 @@ def exchange(slot: Any, secret: bytes, codes: SignInCodes) -> Callable[[Request]
             log.warning("console_sign_in_refused", reason="unknown, used or expired code")
             return _refused(401, "this sign-in code is unknown, already used or expired; press Enter in the "
                                  "terminal running `agent-memory console` for a new sign-in URL", "invalid_code")
-        now_ms = int(time.time() * 1000)
         caller = console_operator(app.launch_caller)
         try:
-            token, claims = mint(caller, secret, now_ms=now_ms, ttl_seconds=SESSION_TTL_SECONDS)
-            await register(app.store.tokens, claims, KIND, now_ms=now_ms,
-                           call=Call(caller, new_request_id(), "console", "sign_in"))
+            issued = await app.tokens(secret).issue(caller, ttl_seconds=SESSION_TTL_SECONDS, kind=KIND,
+                                                    call=Call(caller, new_request_id(), "console", "sign_in"))
         except Exception:  # never a traceback to the client: a request id, and the traceback in the log
             request_id = new_request_id()
             log.exception("console_sign_in_failed", request_id=request_id)
             info = internal_error(request_id)
             return JSONResponse({"code": info.code, "message": info.message, "details": info.details},
                                 status_code=500, headers={"cache-control": "no-store"})
-        log.info("console_signed_in", token_id=claims.token_id, agent_id=caller.agent_id)
-        return JSONResponse({"token": token, "token_id": claims.token_id,
-                             "expires_at": ms_timestamp(claims.expires_at * 1000)},
+        log.info("console_signed_in", token_id=issued.claims.token_id, agent_id=caller.agent_id)
+        return JSONResponse({"token": issued.token, "token_id": issued.claims.token_id,
+                             "expires_at": issued.record.expires_at},
                             headers={"cache-control": "no-store"})
 
     return endpoint

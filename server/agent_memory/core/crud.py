@@ -59,7 +59,7 @@ class CrudService:
         cursors: CursorCodec,
         limits: Limits,
         clock: Callable[[], datetime],
-        redactor: Redactor = Redactor(),  # noqa: B008 - immutable
+        redactor: Redactor,
     ) -> None:
         self._redactor = redactor  # secrets in content and tags never reach the store
         self._repo = repo

@@ -94,9 +94,9 @@ class Plan:
 
 class ReflectionService:
     def __init__(self, store: SessionStore, sessions: SessionService, limits: Limits,
-                 clock: Callable[[], datetime], max_items: int = 20,
+                 clock: Callable[[], datetime], *, max_items: int = 20,
                  on_failure: Callable[[str, str], None] | None = None, meaning: Meaning | None = None,
-                 redactor: Redactor = Redactor()) -> None:  # noqa: B008 - immutable
+                 redactor: Redactor) -> None:
         self._redactor = redactor  # secrets in facts and rules (supplied or distilled) never reach the store
         self._meaning = meaning
         self._store = store

@@ -86,7 +86,7 @@ def turn_of(entry: Entry) -> Turn:
 
 class SessionService:
     def __init__(self, store: SessionStore, audit: AuditSink, limits: SessionLimits,
-                 clock: Callable[[], datetime], redactor: Redactor = Redactor()) -> None:  # noqa: B008 - immutable
+                 clock: Callable[[], datetime], redactor: Redactor) -> None:
         self._redactor = redactor  # secrets in turns never reach the store
         self._store = store
         self._audit = audit

@@ -114,9 +114,14 @@ def mint(caller: Caller, secret: bytes, *, now_ms: int, ttl_seconds: int) -> tup
     return _encode(claims, secret), claims
 
 
-def _claims(caller: Caller, *, now: int, ttl_seconds: int, token_id: str) -> TokenClaims:
+def check_ttl(ttl_seconds: int) -> None:
+    """Raises: ValueError for a ttl outside 1 second..366 days."""
     if not 0 < ttl_seconds <= MAX_TTL_SECONDS:
         raise ValueError(f"ttl must be between 1 and {MAX_TTL_SECONDS} seconds")
+
+
+def _claims(caller: Caller, *, now: int, ttl_seconds: int, token_id: str) -> TokenClaims:
+    check_ttl(ttl_seconds)
     if not TOKEN_ID.fullmatch(token_id):
         raise ValueError("a token id is tok_ and a ULID")
     return TokenClaims(caller=caller, issued_at=now, expires_at=now + ttl_seconds, token_id=token_id)

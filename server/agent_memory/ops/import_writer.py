@@ -128,7 +128,7 @@ def _try_insert(tx: WriteTransaction, entry: Entry) -> None:
 async def write_entries(repo: EntryRepository, store: OperatorStore, placed: list[tuple[str, Entry]],
                         tally: ImportTally, *, fmt: str, failures: FailureReader, batch: int = 500,
                         progress: Callable[[ImportTally], None] | None = None,
-                        redactor: Redactor = Redactor()) -> ImportTally:  # noqa: B008 - immutable
+                        redactor: Redactor) -> ImportTally:
     """Insert `placed` ((where, entry) pairs, ids unique) except those already stored.
 
     Raises:

@@ -12,7 +12,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory.core.models import Caller
-from agent_memory.core.revocation import RevocationUnknown, check_not_revoked
+from agent_memory.core.revocation import RevocationUnknown
 from agent_memory.core.tokens import TokenClaims, TokenError, verify_token
 from agent_memory.tools.identity import CALLER_STATE_KEY
 from agent_memory.transports.http_public import answer_public, resource_metadata_url
@@ -55,7 +55,7 @@ class BearerAuth:
             opened = self._slot.app
             if opened is None:
                 raise RevocationUnknown("the server is starting or stopping; retry")
-            await check_not_revoked(opened.store.tokens, claims)
+            await opened.tokens(self._secret).not_revoked(claims)
         except TokenError as error:
             log.warning("http_unauthorized", reason=str(error), path=scope.get("path"),
                         client=(scope.get("client") or ("?",))[0])
