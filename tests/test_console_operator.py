@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from agent_memory.cli.main import main
-from agent_memory.core import permissions
-from agent_memory.core.browse import narrowed
-from agent_memory.core.models import Access, Caller, Scope, SystemType
-from agent_memory.core.tokens import TokenError, issue_token, verify_token
-from agent_memory.core.visibility import Area, readable_areas
+from agent_memory.core.access import permissions
+from agent_memory.core.access.tokens import TokenError, issue_token, verify_token
+from agent_memory.core.access.visibility import Area, readable_areas
+from agent_memory.core.memories.browse import narrowed
+from agent_memory.core.model.models import Access, Caller, Scope, SystemType
 from tests.e2e.servers import agent_memory_command, server_env
 
 SECRET = b"operator-test-secret-0123456789"

@@ -1,4 +1,4 @@
-"""The permission tables of docs/permissions.md say what the gate (`core/permissions.py`) does."""
+"""The permission tables of docs/permissions.md say what the gate (`core/access/permissions.py`) does."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.models import Access, Scope, SystemType
-from agent_memory.core.permissions import allowed_system_types
+from agent_memory.core.access.permissions import allowed_system_types
+from agent_memory.core.model.models import Access, Scope, SystemType
 
 PERMISSIONS = (Path(__file__).resolve().parents[1] / "docs" / "permissions.md").read_text()
 

@@ -79,7 +79,7 @@ def test_every_module_imports_only_its_own_room_and_the_floors_below() -> None:
 
 
 def test_the_floor_check_sees_an_upward_arrow() -> None:
-    assert _room("agent_memory.core.crud") == (len(FLOORS) - 2, "agent_memory.core")
+    assert _room("agent_memory.core.memories.crud") == (len(FLOORS) - 2, "agent_memory.core")
     assert _room("agent_memory.tools.server")[0] < _room("agent_memory.application.memories")[0]  # type: ignore[index]
     assert _room("agent_memory.tools")[1] != _room("agent_memory.console")[1]  # type: ignore[index]
 

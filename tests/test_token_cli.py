@@ -91,7 +91,7 @@ def test_team_tokens_example_script_mints_verifiable_tokens(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    from agent_memory.core.tokens import verify_token
+    from agent_memory.core.access.tokens import verify_token
 
     root = Path(__file__).resolve().parents[1]
     env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "TEAM": "platform",
@@ -158,8 +158,8 @@ def test_revoke_agent_covers_its_unrecorded_and_id_less_tokens_but_not_later_one
 ) -> None:
     import time
 
-    from agent_memory.core.models import Caller, SystemType
-    from agent_memory.core.tokens import issue_token
+    from agent_memory.core.access.tokens import issue_token
+    from agent_memory.core.model.models import Caller, SystemType
     from tests.core.test_token_revocation import signed_claims
 
     secret = "revoke-agent-secret-0123456789"

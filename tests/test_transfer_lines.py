@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.rules import Limits
+from agent_memory.core.model.rules import Limits
 from agent_memory.ops.transfer import parse_line
 
 

@@ -22,25 +22,25 @@ from agent_memory.application.sessions import Sessions
 from agent_memory.application.tokens import Tokens
 from agent_memory.config import Settings
 from agent_memory.contracts.errors import storage_failure
-from agent_memory.core.browse import BrowseService
-from agent_memory.core.budget import shares_of
-from agent_memory.core.clock import utc_now
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.lineage import LineageService
-from agent_memory.core.metrics import Metrics
-from agent_memory.core.models import Caller, Layer
+from agent_memory.core.access.ratelimit import RateLimiter
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.memories.browse import BrowseService
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.lineage import LineageService
+from agent_memory.core.memories.pruning import PruneService, Retention
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.metrics import Metrics
+from agent_memory.core.model.models import Caller, Layer
+from agent_memory.core.model.rules import Limits
 from agent_memory.core.ports import EntryRepository, OperatorStore
 from agent_memory.core.ports.failures import FailureReader
-from agent_memory.core.pruning import PruneService, Retention
-from agent_memory.core.ranking import RankWeights
-from agent_memory.core.ratelimit import RateLimiter
-from agent_memory.core.reflection import ReflectionService
-from agent_memory.core.retrieval import RetrievalDefaults, RetrievalService, RetrievalSettings
-from agent_memory.core.rules import Limits
-from agent_memory.core.secrets import Redactor
-from agent_memory.core.sessions import SessionLimits, SessionService
-from agent_memory.core.visibility import Area
+from agent_memory.core.recall.budget import shares_of
+from agent_memory.core.recall.ranking import RankWeights
+from agent_memory.core.recall.retrieval import RetrievalDefaults, RetrievalService, RetrievalSettings
+from agent_memory.core.sessions.reflection import ReflectionService
+from agent_memory.core.sessions.turns import SessionLimits, SessionService
 from agent_memory.ops.inspection import store_stats
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.storage.failures import FAILURES

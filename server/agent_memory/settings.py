@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_memory.core.budget import shares_text
-from agent_memory.core.errors import Forbidden
-from agent_memory.core.identity import parse_identity
-from agent_memory.core.models import Caller, Skill
+from agent_memory.core.access.identity import parse_identity
+from agent_memory.core.model.errors import Forbidden
+from agent_memory.core.model.models import Caller, Skill
+from agent_memory.core.recall.budget import shares_text
 from agent_memory.setting_values import (
     ConfigError,
     boolean as _bool,

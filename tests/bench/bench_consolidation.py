@@ -26,8 +26,8 @@ import argparse
 import json
 from pathlib import Path
 
-from agent_memory.core import consolidation
-from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
+from agent_memory.core.sessions import consolidation
+from agent_memory.core.sessions.consolidation import Candidate, judge, lexical_similarity
 from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "consolidation_pairs.jsonl"

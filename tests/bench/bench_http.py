@@ -32,8 +32,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from agent_memory.core.models import Caller, Skill, SystemType
-from agent_memory.core.tokens import issue_token
+from agent_memory.core.access.tokens import issue_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

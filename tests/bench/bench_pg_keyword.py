@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent_memory.bootstrap import rank_weights  # noqa: E402
 from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.core.commands import Call  # noqa: E402
-from agent_memory.core.models import AuditEvent, Caller, Entry, Layer, Priority, Scope, Source, SystemType  # noqa: E402
+from agent_memory.core.access.visibility import readable_areas  # noqa: E402
+from agent_memory.core.model.commands import Call  # noqa: E402
+from agent_memory.core.model.models import AuditEvent, Caller, Entry, Layer, Priority, Scope, Source, SystemType  # noqa: E402
 from agent_memory.core.ports import CandidateFilter  # noqa: E402
-from agent_memory.core.query_terms import keyword_terms  # noqa: E402
-from agent_memory.core.retrieval import RetrievalRequest, RetrievalService, RetrievalSettings  # noqa: E402
-from agent_memory.core.visibility import readable_areas  # noqa: E402
+from agent_memory.core.recall.query_terms import keyword_terms  # noqa: E402
+from agent_memory.core.recall.retrieval import RetrievalRequest, RetrievalService, RetrievalSettings  # noqa: E402
 from agent_memory.storage.postgres.database import PostgresDatabase  # noqa: E402
 from agent_memory.storage.postgres.entries import PostgresEntryRepository  # noqa: E402
 from agent_memory.storage.postgres.migrations import migrate as pg_migrate  # noqa: E402

@@ -20,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: its tests package
 from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.core.models import Caller, SystemType  # noqa: E402
+from agent_memory.core.access.visibility import readable_areas  # noqa: E402
+from agent_memory.core.model.models import Caller, SystemType  # noqa: E402
 from agent_memory.core.ports import CandidateFilter, Partition  # noqa: E402
-from agent_memory.core.visibility import readable_areas  # noqa: E402
 from agent_memory.storage.postgres import vectors_search  # noqa: E402
 from agent_memory.stores import open_store  # noqa: E402
 from tests.bench.pg_bench import bench_postgres  # noqa: E402

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np  # noqa: E402
 import psycopg  # noqa: E402
 
-from agent_memory.core.models import Scope  # noqa: E402
+from agent_memory.core.model.models import Scope  # noqa: E402
 from agent_memory.core.ports import Partition  # noqa: E402
 from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files  # noqa: E402
 from agent_memory.storage.postgres import vectors_search  # noqa: E402

@@ -31,7 +31,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-from agent_memory.core.query_terms import keyword_terms
+from agent_memory.core.recall.query_terms import keyword_terms
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_data import DEFAULT, locomo_dir  # noqa: E402

@@ -1,6 +1,6 @@
 """Secret redaction on the labelled corpus: precision, recall and false redactions.
 
-    .venv/bin/python tests/bench/bench_secrets.py            # our detectors (agent_memory.core.secrets)
+    .venv/bin/python tests/bench/bench_secrets.py            # our detectors (agent_memory.core.memories.secrets)
     .venv/bin/python tests/bench/bench_secrets.py --verbose  # ... and every miss and false redaction
 
 `tests/fixtures/secrets_corpus.jsonl` holds texts with fake, format-valid secrets in context
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT))
 
-from agent_memory.core.secrets import find_secrets  # noqa: E402
+from agent_memory.core.memories.secrets import find_secrets  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "secrets_corpus.jsonl"
 Spans = list[tuple[int, int]]
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"corpus: {sum(r['label'] == 'secret' for r in records)} texts with "
           f"{sum(len(r['secrets']) for r in records)} secrets, {sum(r['label'] == 'benign' for r in records)} "
           "look-alikes")
-    detectors: dict[str, Callable[[str], Spans]] = {"agent_memory.core.secrets": ours}
+    detectors: dict[str, Callable[[str], Spans]] = {"agent_memory.core.memories.secrets": ours}
     other = detect_secrets_spans()
     if other is None:
         print("detect-secrets: not installed (pip install detect-secrets to compare)")

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent_memory.bootstrap import open_records  # noqa: E402
 from agent_memory.config import Settings  # noqa: E402
-from agent_memory.core.models import Caller, SystemType  # noqa: E402
-from agent_memory.core.revocation import check_not_revoked, register, revoke_agent  # noqa: E402
-from agent_memory.core.tokens import mint  # noqa: E402
+from agent_memory.core.access.revocation import check_not_revoked, register, revoke_agent  # noqa: E402
+from agent_memory.core.access.tokens import mint  # noqa: E402
+from agent_memory.core.model.models import Caller, SystemType  # noqa: E402
 from tests.postgres import LocalPostgres, pgserver_bin_dir  # noqa: E402
 
 SECRET = b"bench-token-check-secret-0123456789"

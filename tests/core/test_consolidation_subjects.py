@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.consolidation import Candidate, judge, lexical_similarity
-from agent_memory.core.subjects import different_subjects, read
+from agent_memory.core.sessions.consolidation import Candidate, judge, lexical_similarity
+from agent_memory.core.sessions.subjects import different_subjects, read
 from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 
 

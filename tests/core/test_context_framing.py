@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from agent_memory.core.context import (
+from agent_memory.core.model.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.recall.context import (
     CLOSE,
     FRAME_CHARS,
     OPEN,
@@ -18,7 +19,6 @@ from agent_memory.core.context import (
     render_block,
     render_line,
 )
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
 
 HEADER = re.compile(r"^- \[(agent|team|global)/(working|session|long_term|meta) mem_\w+ \d{4}-\d{2}-\d{2} "
                     r"by [\w.-]+ in [\w./-]+\] ")

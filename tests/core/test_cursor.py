@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.cursor import CursorCodec, Position, query_binding
-from agent_memory.core.errors import InvalidParams
+from agent_memory.core.model.cursor import CursorCodec, Position, query_binding
+from agent_memory.core.model.errors import InvalidParams
 
 CODEC = CursorCodec(b"k" * 32)
 BINDING = query_binding("alice", "red", "agent", "alice", {})

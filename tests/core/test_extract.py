@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.extract import Turn, extract, third_person
-from agent_memory.core.summary import Rarity, chunk, size, summarise
+from agent_memory.core.sessions.extract import Turn, extract, third_person
+from agent_memory.core.sessions.summary import Rarity, chunk, size, summarise
 
 
 @pytest.mark.parametrize(("said", "speaker", "written"), [

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from agent_memory.core.errors import Forbidden
-from agent_memory.core.identity import parse_identity, parse_system_type
-from agent_memory.core.tokens import TokenError, verify_token
+from agent_memory.core.access.identity import parse_identity, parse_system_type
+from agent_memory.core.access.tokens import TokenError, verify_token
+from agent_memory.core.model.errors import Forbidden
 
 SECRET = b"s" * 32
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.models import Access, Caller, Scope, SystemType
-from agent_memory.core.permissions import allowed_system_types, denial, is_allowed
+from agent_memory.core.access.permissions import allowed_system_types, denial, is_allowed
+from agent_memory.core.model.models import Access, Caller, Scope, SystemType
 
 S = SystemType
 

@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from agent_memory.core.models import Access, Caller, Scope, SystemType
-from agent_memory.core.permissions import is_allowed
+from agent_memory.core.access.permissions import is_allowed
+from agent_memory.core.model.models import Access, Caller, Scope, SystemType
 
 SYSTEMS = list(SystemType)
 CALLER_TEAM = "red"

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.core.commands import Call
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.models import Caller, Scope, SystemType
-from agent_memory.core.retrieval_plan import RetrievalDefaults, RetrievalRequest, plan
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.models import Caller, Scope, SystemType
+from agent_memory.core.recall.retrieval_plan import RetrievalDefaults, RetrievalRequest, plan
 
 CALL = Call(Caller("ada", SystemType.SYS3, "red"), "req_1", tool="memory_retrieve")
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Secret redaction (core.secrets) on the labelled corpus, and its rules one by one."""
+"""Secret redaction (core.memories.secrets) on the labelled corpus, and its rules one by one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.secrets import Redactor, find_secrets, redact, secret_name
+from agent_memory.core.memories.secrets import Redactor, find_secrets, redact, secret_name
 
 CORPUS = [json.loads(line) for line in
           (Path(__file__).parents[1] / "fixtures" / "secrets_corpus.jsonl").read_text().splitlines() if line]

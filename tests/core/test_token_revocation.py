@@ -1,4 +1,4 @@
-"""Token ids (`jti`) and the revocation rule (`core/revocation.py`), without a store."""
+"""Token ids (`jti`) and the revocation rule (`core/access/revocation.py`), without a store."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from agent_memory.core.models import Caller, Skill, SystemType
+from agent_memory.core.access.revocation import is_revoked, token_record
+from agent_memory.core.access.tokens import TokenError, issue_token, mint, token_id_ms, verify_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 from agent_memory.core.ports import TokenStanding
-from agent_memory.core.revocation import is_revoked, token_record
-from agent_memory.core.tokens import TokenError, issue_token, mint, token_id_ms, verify_token
 
 SECRET = b"s" * 32
 CALLER = Caller("alice", SystemType.SYS3, "red", frozenset({Skill.CRUD}))

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.models import Caller, Skill, SystemType
-from agent_memory.core.ratelimit import RateLimiter
-from agent_memory.core.tokens import TokenError, issue_token, verify_token
+from agent_memory.core.access.ratelimit import RateLimiter
+from agent_memory.core.access.tokens import TokenError, issue_token, verify_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 
 SECRET = b"s" * 32
 CALLER = Caller("alice", SystemType.SYS3, "red", frozenset({Skill.CRUD}))

@@ -16,8 +16,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from agent_memory.core.models import Caller, Skill, SystemType
-from agent_memory.core.tokens import issue_token
+from agent_memory.core.access.tokens import issue_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 
 SECRET = "e2e-test-secret-0123456789abcdef"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_memory.core.models import Skill
+from agent_memory.core.model.models import Skill
 from tests.e2e.servers import http_client, http_server, token
 from tests.e2e.test_console_api import api, audit_until, create, operator_token
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_memory.core.models import Caller, Skill, SystemType
-from agent_memory.core.tokens import issue_token
+from agent_memory.core.access.tokens import issue_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 from tests.e2e.servers import SECRET, agent_memory_command, http_client, http_server, server_env, token
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ from mcp import Client
 from starlette.testclient import TestClient
 
 from agent_memory.config import Settings
-from agent_memory.core.models import Caller, Skill, SystemType
-from agent_memory.core.tokens import issue_token
+from agent_memory.core.access.tokens import issue_token
+from agent_memory.core.model.models import Caller, Skill, SystemType
 from agent_memory.tools.server import create_server
 from agent_memory.transports.serve import http_app
 from tests.conftest import audit_rows, chosen_backends, make_settings

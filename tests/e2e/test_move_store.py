@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from agent_memory.bootstrap import open_records
-from agent_memory.core.models import Entry, Scope
+from agent_memory.core.model.models import Entry, Scope
 from tests.conftest import make_settings
 from tests.e2e.servers import agent_memory_command
 from tests.e2e.test_operator_cli import _fill, offline_env, run

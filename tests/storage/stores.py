@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from agent_memory.bootstrap import open_app
-from agent_memory.core.clock import utc_now
-from agent_memory.core.commands import Call
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.ids import new_entry_id, new_etag
-from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.ids import new_entry_id, new_etag
+from agent_memory.core.model.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
+from agent_memory.core.model.rules import Limits
 from agent_memory.core.ports import BrowseStore, EntryRepository
-from agent_memory.core.rules import Limits
-from agent_memory.core.secrets import Redactor
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from tests.conftest import make_settings
 

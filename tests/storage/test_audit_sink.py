@@ -10,7 +10,7 @@ import string
 
 import pytest
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 from tests.storage.stores import Store
 
 pytestmark = pytest.mark.anyio

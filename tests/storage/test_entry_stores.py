@@ -9,13 +9,13 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from agent_memory.core.commands import EntryChange, NewEntry
-from agent_memory.core.cursor import Position
-from agent_memory.core.errors import Conflict, Forbidden, NotFound
-from agent_memory.core.ids import new_etag
-from agent_memory.core.models import AuditEvent, Entry, Layer, ListFilters, Scope
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.commands import EntryChange, NewEntry
+from agent_memory.core.model.cursor import Position
+from agent_memory.core.model.errors import Conflict, Forbidden, NotFound
+from agent_memory.core.model.ids import new_etag
+from agent_memory.core.model.models import AuditEvent, Entry, Layer, ListFilters, Scope
 from agent_memory.core.ports import BrowseQuery, ListQuery, WriteTransaction
-from agent_memory.core.visibility import Area
 from tests.storage.stores import ALICE, ALICE_OF_BLUE, BOB_OF_BLUE, CAROL, Store, postgres_store, stored
 
 pytestmark = pytest.mark.anyio

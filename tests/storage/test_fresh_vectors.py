@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.model.models import Entry, Layer, Priority, Scope, Source
 from agent_memory.storage.embedding.embedder import OnnxEmbedder, default_model_files
 from agent_memory.storage.embedding.fresh import CHUNK, FreshVectors, Reusing
 

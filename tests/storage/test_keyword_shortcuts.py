@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.context import distinct, near_duplicate
+from agent_memory.core.recall.context import distinct, near_duplicate
 from agent_memory.storage.sqlite import bm25
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.matches import COLUMNS, ORDER, BestMatches

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from agent_memory.bootstrap import Records, open_records
-from agent_memory.core.clock import utc_now
-from agent_memory.core.commands import EntryChange, NewEntry
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.errors import Conflict
-from agent_memory.core.models import Layer, Scope
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.commands import EntryChange, NewEntry
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.errors import Conflict
+from agent_memory.core.model.models import Layer, Scope
+from agent_memory.core.model.rules import Limits
 from agent_memory.core.ports import AuditQuery, PartitionCount
-from agent_memory.core.rules import Limits
-from agent_memory.core.visibility import Area
 from tests.conftest import make_settings
 from tests.storage.stores import ALICE, CAROL
 

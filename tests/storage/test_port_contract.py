@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from agent_memory.bootstrap import App, open_app, pruning_service
-from agent_memory.core.commands import EntryChange, NewEntry, Removal
-from agent_memory.core.errors import Conflict, NotFound
-from agent_memory.core.extract import Turn
-from agent_memory.core.models import Layer, ListFilters, Priority, Scope
+from agent_memory.core.model.commands import EntryChange, NewEntry, Removal
+from agent_memory.core.model.errors import Conflict, NotFound
+from agent_memory.core.model.models import Layer, ListFilters, Priority, Scope
 from agent_memory.core.ports import Victim
-from agent_memory.core.retrieval import RetrievalRequest
+from agent_memory.core.recall.retrieval import RetrievalRequest
+from agent_memory.core.sessions.extract import Turn
 from tests.conftest import make_settings
 from tests.storage.stores import ALICE, Store
 

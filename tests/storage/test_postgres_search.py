@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.ids import new_entry_id, new_etag
-from agent_memory.core.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
+from agent_memory.core.access.visibility import Area, readable_areas
+from agent_memory.core.model.ids import new_entry_id, new_etag
+from agent_memory.core.model.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.ports import CandidateFilter, RetrievalStore
-from agent_memory.core.visibility import Area, readable_areas
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from agent_memory.core.ids import new_entry_id, new_etag
-from agent_memory.core.models import Entry, Layer, Priority, Scope, Source
+from agent_memory.core.model.ids import new_entry_id, new_etag
+from agent_memory.core.model.models import Entry, Layer, Priority, Scope, Source
 from agent_memory.core.ports import Mark, SessionKey
 
 pytestmark = pytest.mark.anyio

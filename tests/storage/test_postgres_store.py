@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
-from agent_memory.core.models import Scope
+from agent_memory.core.model.models import Scope
 from tests.postgres import PostgresForTests
 from tests.storage.stores import stored
 

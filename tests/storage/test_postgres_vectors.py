@@ -15,8 +15,8 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from agent_memory.core.ids import new_etag
-from agent_memory.core.models import Entry, Scope
+from agent_memory.core.model.ids import new_etag
+from agent_memory.core.model.models import Entry, Scope
 from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.embedding.embedder import EmbedderUnavailable, ModelFiles, default_model_files
 from agent_memory.storage.embedding.queries import VectorMeaning
@@ -424,10 +424,10 @@ async def test_a_write_acknowledged_by_one_server_is_found_by_meaning_through_an
         db: PostgresDatabase, postgres_url: str) -> None:
     """Read-your-writes across servers: server A acknowledged the write and has not applied the
     outbox; server B's retrieval (keyword store + this runtime) finds it by meaning in-line."""
-    from agent_memory.core.clock import utc_now
-    from agent_memory.core.commands import Call
-    from agent_memory.core.models import Caller, SystemType
-    from agent_memory.core.retrieval import RetrievalRequest, RetrievalService, RetrievalSettings
+    from agent_memory.core.model.clock import utc_now
+    from agent_memory.core.model.commands import Call
+    from agent_memory.core.model.models import Caller, SystemType
+    from agent_memory.core.recall.retrieval import RetrievalRequest, RetrievalService, RetrievalSettings
     from agent_memory.storage.postgres.audit import PostgresAuditLog
     from agent_memory.storage.postgres.search import PostgresRetrievalStore
 

@@ -10,8 +10,8 @@ import anyio
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agent_memory.core.models import Scope
-from agent_memory.core.visibility import Area
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.models import Scope
 from tests.postgres import PostgresForTests
 from tests.storage.test_visibility import names, namespace, read_lists, scopes
 

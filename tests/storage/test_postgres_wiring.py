@@ -11,13 +11,13 @@ import pytest
 
 from agent_memory.bootstrap import open_app, open_records
 from agent_memory.config import ConfigError
-from agent_memory.core.clock import utc_now
-from agent_memory.core.commands import NewEntry
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.models import Scope
-from agent_memory.core.rules import Limits
-from agent_memory.core.secrets import Redactor
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.commands import NewEntry
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.models import Scope
+from agent_memory.core.model.rules import Limits
 from agent_memory.ops import maintenance
 from agent_memory.stores import store_log_fields
 from tests.conftest import make_settings

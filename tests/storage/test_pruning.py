@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent_memory.core.clock import utc_now
-from agent_memory.core.commands import Call, EntryChange, NewEntry
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.errors import Conflict
-from agent_memory.core.models import Caller, Layer, Priority, Scope, SystemType
-from agent_memory.core.pruning import Actor, PruneService, Retention
-from agent_memory.core.rules import Limits
-from agent_memory.core.secrets import Redactor
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.pruning import Actor, PruneService, Retention
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.commands import Call, EntryChange, NewEntry
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.errors import Conflict
+from agent_memory.core.model.models import Caller, Layer, Priority, Scope, SystemType
+from agent_memory.core.model.rules import Limits
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database

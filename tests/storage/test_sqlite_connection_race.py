@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository

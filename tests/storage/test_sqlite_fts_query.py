@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_memory.core.query_terms import keyword_terms
+from agent_memory.core.recall.query_terms import keyword_terms
 from agent_memory.storage.sqlite.fts import fts_query
 
 

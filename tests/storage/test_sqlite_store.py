@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.clock import utc_now
-from agent_memory.core.commands import Call, EntryChange, NewEntry, Removal
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import CursorCodec
-from agent_memory.core.models import Caller, Scope, SystemType
-from agent_memory.core.rules import Limits
-from agent_memory.core.secrets import Redactor
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.model.clock import utc_now
+from agent_memory.core.model.commands import Call, EntryChange, NewEntry, Removal
+from agent_memory.core.model.cursor import CursorCodec
+from agent_memory.core.model.models import Caller, Scope, SystemType
+from agent_memory.core.model.rules import Limits
 from agent_memory.storage.sqlite.audit import SqliteAuditLog
 from agent_memory.storage.sqlite.database import Database
 from agent_memory.storage.sqlite.entries import SqliteEntryRepository

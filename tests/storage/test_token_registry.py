@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from agent_memory.bootstrap import Records, open_records
-from agent_memory.core.models import Caller, SystemType
+from agent_memory.core.access.revocation import FORGET_EXPIRED_AFTER_SECONDS, register, revoke_agent, revoke_token
+from agent_memory.core.access.tokens import TokenClaims, mint
+from agent_memory.core.model.models import Caller, SystemType
 from agent_memory.core.ports import AuditQuery, TokenRegistry, TokenStanding
-from agent_memory.core.revocation import FORGET_EXPIRED_AFTER_SECONDS, register, revoke_agent, revoke_token
-from agent_memory.core.tokens import TokenClaims, mint
 from tests.conftest import make_settings
 
 pytestmark = pytest.mark.anyio

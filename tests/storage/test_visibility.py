@@ -10,9 +10,9 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from agent_memory.core import permissions
-from agent_memory.core.models import Access, Caller, Scope, SystemType
-from agent_memory.core.visibility import Area, readable_areas
+from agent_memory.core.access import permissions
+from agent_memory.core.access.visibility import Area, readable_areas
+from agent_memory.core.model.models import Access, Caller, Scope, SystemType
 from agent_memory.storage.sqlite.visibility import area_clause
 
 SERVER = Path(__file__).resolve().parents[2] / "server" / "agent_memory"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.models import Access, Layer, Scope
-from agent_memory.core.permissions import allowed_system_types
+from agent_memory.core.access.permissions import allowed_system_types
+from agent_memory.core.model.models import Access, Layer, Scope
 from tests.conftest import Agent, identity
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.config import Settings
-from agent_memory.core.models import Skill, SystemType
+from agent_memory.core.model.models import Skill, SystemType
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent
 from tests.tools.test_identity import legacy_session

@@ -22,9 +22,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agent_memory.core.entry_checks import check_entry
-from agent_memory.core.models import Entry, Scope
-from agent_memory.core.rules import Limits
+from agent_memory.core.model.entry_checks import check_entry
+from agent_memory.core.model.models import Entry, Scope
+from agent_memory.core.model.rules import Limits
 from agent_memory.importers import read_lines
 from agent_memory.importers.drafts import Bad, Draft
 from agent_memory.importers.frontmatter import split_front_matter

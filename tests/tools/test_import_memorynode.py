@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.core.models import Domain, Layer, Scope
-from agent_memory.core.rules import Limits
+from agent_memory.core.model.models import Domain, Layer, Scope
+from agent_memory.core.model.rules import Limits
 from agent_memory.importers import read_lines
 from agent_memory.importers.drafts import Bad, Draft
 from agent_memory.importers.placement import Target, place

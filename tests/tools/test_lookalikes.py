@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.config import Settings
-from agent_memory.core.ids import new_entry_id
+from agent_memory.core.model.ids import new_entry_id
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent, chosen_backends, identity, make_settings, scalar, store_settings
 from tests.e2e.servers import agent_memory_command, server_env

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from agent_memory.core.context import OPEN
+from agent_memory.core.recall.context import OPEN
 from agent_memory.tools.prompts import INSTRUCTIONS
 from tests.conftest import IDENTITY_KEY, Agent, identity
 

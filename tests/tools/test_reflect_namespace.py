@@ -8,9 +8,9 @@ from mcp import Client
 
 from agent_memory.bootstrap import open_app
 from agent_memory.config import Settings
-from agent_memory.core.commands import Call
-from agent_memory.core.extract import Turn
-from agent_memory.core.ids import new_request_id
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.sessions.extract import Turn
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, identity
 

@@ -13,7 +13,7 @@ from mcp import Client
 
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
-from agent_memory.core.context import CLOSE, OPEN
+from agent_memory.core.recall.context import CLOSE, OPEN
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent, audit_rows, identity, make_settings, store_settings
 

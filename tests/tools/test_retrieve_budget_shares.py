@@ -13,8 +13,8 @@ from mcp import Client
 
 from agent_memory.config import ConfigError, load_settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
-from agent_memory.core.budget import split
-from agent_memory.core.models import Scope
+from agent_memory.core.model.models import Scope
+from agent_memory.core.recall.budget import split
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, identity, store_settings
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agent_memory.core.context import CLOSE, OPEN
+from agent_memory.core.recall.context import CLOSE, OPEN
 from tests.conftest import Agent, identity
 from tests.tools.test_retrieve import retrieve
 

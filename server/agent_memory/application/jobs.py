@@ -12,8 +12,8 @@ from contextlib import suppress
 import anyio
 import structlog
 
-from agent_memory.core.pruning import PruneService
-from agent_memory.core.reflection import ReflectionService
+from agent_memory.core.memories.pruning import PruneService
+from agent_memory.core.sessions.reflection import ReflectionService
 
 AFTER_WRITE_DELAY_SECONDS = 1.0  # namespaces that grew are looked at together, at most once a second
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agent_memory.core.commands import Call
-from agent_memory.core.lineage import LineageService, Replaced, Restoration
-from agent_memory.core.models import Entry, Scope
+from agent_memory.core.memories.lineage import LineageService, Replaced, Restoration
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.models import Entry, Scope
 
 
 class Lineage:

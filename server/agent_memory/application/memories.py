@@ -8,15 +8,15 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from agent_memory.application.lineage import Lineage
-from agent_memory.core.browse import BrowseService
-from agent_memory.core.commands import Call, EntryChange, NewEntry, Promotion, Removal
-from agent_memory.core.crud import CrudService
-from agent_memory.core.cursor import Page
-from agent_memory.core.errors import DomainError, InvalidParams, NotFound, item_error
-from agent_memory.core.lineage import Restoration
-from agent_memory.core.models import Access, Entry, ListFilters, Scope
-from agent_memory.core.read_lists import key_holder_for
-from agent_memory.core.reconcile import Choice, Reconciled, reconcile
+from agent_memory.core.access.read_lists import key_holder_for
+from agent_memory.core.memories.browse import BrowseService
+from agent_memory.core.memories.crud import CrudService
+from agent_memory.core.memories.lineage import Restoration
+from agent_memory.core.memories.reconcile import Choice, Reconciled, reconcile
+from agent_memory.core.model.commands import Call, EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.model.cursor import Page
+from agent_memory.core.model.errors import DomainError, InvalidParams, NotFound, item_error
+from agent_memory.core.model.models import Access, Entry, ListFilters, Scope
 
 T = TypeVar("T")
 WRITE_ACTIONS = frozenset({"create", "update", "delete", "unsupersede"})
@@ -218,7 +218,7 @@ class Memories:
 
     async def reconcile(self, call: Call, conflict_id: str, choice: Choice, *, original_etag: str,
                         merged_content: str | None = None) -> Reconciled:
-        """Resolve a conflict entry against its original (`core.reconcile`)."""
+        """Resolve a conflict entry against its original (`core.memories.reconcile`)."""
         return await reconcile(self._crud, call, conflict_id, choice, original_etag=original_etag,
                                merged_content=merged_content)
 

@@ -3,8 +3,8 @@ hook helper's recall at each prompt)."""
 
 from __future__ import annotations
 
-from agent_memory.core.commands import Call
-from agent_memory.core.retrieval import RetrievalRequest, RetrievalResult, RetrievalService
+from agent_memory.core.model.commands import Call
+from agent_memory.core.recall.retrieval import RetrievalRequest, RetrievalResult, RetrievalService
 
 
 class Recall:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from agent_memory.core.commands import Call
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.extract import Turn
-from agent_memory.core.models import Domain
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.models import Domain
 from agent_memory.core.ports import Distiller
-from agent_memory.core.reflection import Reflection, ReflectionService
-from agent_memory.core.sessions import Compaction, Logged, SessionService
+from agent_memory.core.sessions.extract import Turn
+from agent_memory.core.sessions.reflection import Reflection, ReflectionService
+from agent_memory.core.sessions.turns import Compaction, Logged, SessionService
 
 
 @dataclass(frozen=True, slots=True)

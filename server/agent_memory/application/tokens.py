@@ -2,9 +2,9 @@
 issue|verify|list|revoke`, the HTTP transport checking each request, and the memory console's
 sign-in and its requests.
 
-A token is signed with the server's secret (`core/tokens.py`); the store keeps every issued
+A token is signed with the server's secret (`core/access/tokens.py`); the store keeps every issued
 token's record (its id and claims, never its text) and the revocations, which every check reads
-(`core/revocation.py`), so a revocation holds on the next request of every server of the store."""
+(`core/access/revocation.py`), so a revocation holds on the next request of every server of the store."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_memory.core.commands import Call
-from agent_memory.core.models import Caller
+from agent_memory.core.access.revocation import check_not_revoked, register, revoke_agent, revoke_token
+from agent_memory.core.access.tokens import TokenClaims, mint, verify_token
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.models import Caller
 from agent_memory.core.ports.tokens import AgentCutoff, TokenRecord, TokenRegistry
-from agent_memory.core.revocation import check_not_revoked, register, revoke_agent, revoke_token
-from agent_memory.core.tokens import TokenClaims, mint, verify_token
 
 
 def now_ms() -> int:

@@ -68,8 +68,8 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
 def erase(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
-    from agent_memory.core.errors import InvalidParams
-    from agent_memory.core.models import Scope
+    from agent_memory.core.model.errors import InvalidParams
+    from agent_memory.core.model.models import Scope
     from agent_memory.logging import configure_logging
     from agent_memory.ops.maintenance import OperationFailed, erase, erase_plan
 
@@ -200,9 +200,9 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.bootstrap import open_records
-    from agent_memory.core.errors import InvalidParams
+    from agent_memory.core.model.errors import InvalidParams
+    from agent_memory.core.model.rules import normalise_timestamp
     from agent_memory.core.ports import AuditQuery
-    from agent_memory.core.rules import normalise_timestamp
 
     _quiet(settings)
     try:

@@ -74,9 +74,9 @@ def server_entry(host: Host, command: list[str], agent_id: str, system_type: str
 
 
 def run(options: argparse.Namespace) -> int:
-    from agent_memory.core.errors import Forbidden
-    from agent_memory.core.identity import parse_identity
-    from agent_memory.core.models import ALL_SKILLS
+    from agent_memory.core.access.identity import parse_identity
+    from agent_memory.core.model.errors import Forbidden
+    from agent_memory.core.model.models import ALL_SKILLS
 
     host = HOSTS[options.host]
     agent_id = options.setup_agent_id or host.default_agent_id

@@ -88,7 +88,7 @@ def _say(text: str) -> None:
 
 
 def _target(options: argparse.Namespace, settings: Settings):  # noqa: ANN202 - placement.Target
-    from agent_memory.core.models import Layer
+    from agent_memory.core.model.models import Layer
     from agent_memory.importers.placement import Target, area
 
     caller = settings.launch_caller()
@@ -102,7 +102,7 @@ def _target(options: argparse.Namespace, settings: Settings):  # noqa: ANN202 - 
 def open_input(file: str | None) -> TextIO:
     """The input of a line format: the file, or stdin (none or `-`), read as UTF-8 with the bytes
     that are not UTF-8 kept as lone surrogates (`surrogateescape`), so a line holding such bytes is
-    one bad item (`core.text.not_utf8`), not the end of the import. Raises: OSError."""
+    one bad item (`core.model.text.not_utf8`), not the end of the import. Raises: OSError."""
     if file and file != "-":
         return open(file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 - the caller closes it
     buffer = getattr(sys.stdin, "buffer", None)
@@ -137,8 +137,8 @@ def import_other(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from agent_memory.bootstrap import open_records
-    from agent_memory.core.clock import utc_now
-    from agent_memory.core.rules import Limits
+    from agent_memory.core.model.clock import utc_now
+    from agent_memory.core.model.rules import Limits
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
     from agent_memory.logging import configure_logging

@@ -194,9 +194,9 @@ _PATH_WORDS = ("path", "dir", "file", "output", "config")  # arguments naming fi
 
 
 def _unstorable_argument(parser: argparse.ArgumentParser, options: argparse.Namespace) -> str | None:
-    """Why an argument cannot be used (the text rule, core/text.py: bytes that are not UTF-8 arrive
+    """Why an argument cannot be used (the text rule, core/model/text.py: bytes that are not UTF-8 arrive
     as lone surrogates), else None. File names are left to the OS."""
-    from agent_memory.core.text import text_fault
+    from agent_memory.core.model.text import text_fault
 
     for dest, value in vars(options).items():
         if any(word in dest for word in _PATH_WORDS):

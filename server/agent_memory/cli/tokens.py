@@ -54,10 +54,10 @@ def _with_tokens(settings: Settings, secret: bytes, work: Callable[[Tokens], Awa
 
 
 def _issue(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
-    from agent_memory.core.errors import Forbidden
-    from agent_memory.core.identity import parse_identity
-    from agent_memory.core.models import ALL_SKILLS
-    from agent_memory.core.tokens import check_ttl
+    from agent_memory.core.access.identity import parse_identity
+    from agent_memory.core.access.tokens import check_ttl
+    from agent_memory.core.model.errors import Forbidden
+    from agent_memory.core.model.models import ALL_SKILLS
 
     operator = options.token_operator
     raw: dict[str, object] = {"agent_id": options.token_agent_id,
@@ -84,7 +84,7 @@ def _issue(options: argparse.Namespace, settings: Settings, secret: bytes) -> in
 
 
 def _verify(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
-    from agent_memory.core.tokens import TokenError
+    from agent_memory.core.access.tokens import TokenError
 
     try:
         claims = _with_tokens(settings, secret, lambda tokens: tokens.verify(options.token.strip()))
@@ -96,7 +96,7 @@ def _verify(options: argparse.Namespace, settings: Settings, secret: bytes) -> i
 
 
 def _list(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
-    from agent_memory.core.revocation import ms_timestamp
+    from agent_memory.core.access.revocation import ms_timestamp
 
     listing = _with_tokens(settings, secret, lambda tokens: tokens.listed(options.token_list_agent))
     records, cutoffs = listing.records, listing.cutoffs
@@ -115,7 +115,7 @@ def _list(options: argparse.Namespace, settings: Settings, secret: bytes) -> int
 
 
 def _revoke(options: argparse.Namespace, settings: Settings, secret: bytes) -> int:
-    from agent_memory.core.identity import ID_PATTERN
+    from agent_memory.core.access.identity import ID_PATTERN
 
     token_id, agent = options.token_id, options.token_revoke_agent
     if (token_id is None) == (agent is None):

@@ -18,14 +18,14 @@ from agent_memory.contracts.errors import check_unicode, parse_model
 from agent_memory.contracts.records import wire_record
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs
 from agent_memory.contracts.retrieve_requests import retrieval_request, retrieve_payload
-from agent_memory.core.commands import Removal
-from agent_memory.core.errors import Forbidden, InvalidParams
-from agent_memory.core.lineage import Restoration
-from agent_memory.core.models import Domain, Layer, ListFilters, Scope, Skill, Source
+from agent_memory.core.access.visibility import readable_areas
+from agent_memory.core.memories.lineage import Restoration
+from agent_memory.core.memories.reconcile import Choice
+from agent_memory.core.memories.trail import visible_trail
+from agent_memory.core.model.commands import Removal
+from agent_memory.core.model.errors import Forbidden, InvalidParams
+from agent_memory.core.model.models import Domain, Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
-from agent_memory.core.reconcile import Choice
-from agent_memory.core.trail import visible_trail
-from agent_memory.core.visibility import readable_areas
 from agent_memory.ops.inspection import warnings_since_last_call
 
 EDITABLE = ("content", "tags", "priority", "confidence", "layer", "expires_at")

@@ -28,10 +28,10 @@ from agent_memory.console.guard import (
     refusal_headers,
 )
 from agent_memory.contracts.errors import internal_error, storage_failure, to_error_info
-from agent_memory.core.errors import DomainError, NotFound
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.revocation import RevocationUnknown
-from agent_memory.core.tokens import TokenError
+from agent_memory.core.access.revocation import RevocationUnknown
+from agent_memory.core.access.tokens import TokenError
+from agent_memory.core.model.errors import DomainError, NotFound
+from agent_memory.core.model.ids import new_request_id
 
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/console"

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from agent_memory.application.tokens import Tokens
-from agent_memory.core.audit import audit_event
-from agent_memory.core.clock import format_ts, utc_now
-from agent_memory.core.commands import Call
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Caller
+from agent_memory.core.access.tokens import TokenClaims, TokenError
+from agent_memory.core.model.audit import audit_event
+from agent_memory.core.model.clock import format_ts, utc_now
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import Caller
 from agent_memory.core.ports import AuditSink
-from agent_memory.core.tokens import TokenClaims, TokenError
 
 TOOL = "console"  # the `tool` column of audit rows written for console requests
 

@@ -1,6 +1,6 @@
 """What the console applies to every request besides signing in, so that it holds to what /mcp
 holds to: the Host and Origin checks of the MCP transport (DNS-rebinding protection, the same
-rule and statuses), the text rule (core/text.py) on every query and path parameter, one rate-limit
+rule and statuses), the text rule (core/model/text.py) on every query and path parameter, one rate-limit
 budget per caller shared with the MCP tools, and JSON answers that any stored text can be
 written in."""
 
@@ -16,8 +16,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory.contracts.errors import has_lone_surrogate
-from agent_memory.core.errors import DomainError
-from agent_memory.core.text import check_text
+from agent_memory.core.model.errors import DomainError
+from agent_memory.core.model.text import check_text
 
 log = structlog.get_logger("agent_memory.console")
 

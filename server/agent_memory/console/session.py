@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agent_memory.contracts.errors import internal_error
-from agent_memory.core.commands import Call
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import ALL_SKILLS, Caller, SystemType
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import ALL_SKILLS, Caller, SystemType
 
 SESSION_TTL_SECONDS = 12 * 3600
 MAX_BODY_BYTES = 4096

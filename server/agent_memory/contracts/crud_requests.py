@@ -18,12 +18,12 @@ from agent_memory.contracts.crud import (
 )
 from agent_memory.contracts.errors import parse_model, to_error_info
 from agent_memory.contracts.records import wire_record
-from agent_memory.core.commands import EntryChange, NewEntry, Promotion, Removal
-from agent_memory.core.cursor import Page
-from agent_memory.core.domains import domain_of
-from agent_memory.core.errors import DomainError, InvalidParams
-from agent_memory.core.lineage import Restoration
-from agent_memory.core.models import Entry, Layer, ListFilters, Priority, Scope, Source
+from agent_memory.core.memories.lineage import Restoration
+from agent_memory.core.model.commands import EntryChange, NewEntry, Promotion, Removal
+from agent_memory.core.model.cursor import Page
+from agent_memory.core.model.domains import domain_of
+from agent_memory.core.model.errors import DomainError, InvalidParams
+from agent_memory.core.model.models import Entry, Layer, ListFilters, Priority, Scope, Source
 
 ITEM_SHAPES = {
     "create": "{content, tags?, priority?, source?, confidence?, layer?, expires_at? | ttl_seconds?, key?, domain?}",

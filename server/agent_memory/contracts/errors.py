@@ -10,9 +10,9 @@ from pydantic import BaseModel, ValidationError
 
 from agent_memory.contracts.crud import ErrorInfo
 from agent_memory.contracts.validation_hints import explain
-from agent_memory.core.errors import DomainError, InvalidParams
+from agent_memory.core.model.errors import DomainError, InvalidParams
+from agent_memory.core.model.text import check_text, field_path, storable
 from agent_memory.core.ports.failures import EXPLANATIONS, FailureReader
-from agent_memory.core.text import check_text, field_path, storable
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -74,7 +74,7 @@ def writable(text: str) -> str:
 
 
 def check_unicode(data: object, prefix: str = "") -> None:
-    """The text rule (core/text.py) on a client's input: no NUL, no lone surrogate, in keys or
+    """The text rule (core/model/text.py) on a client's input: no NUL, no lone surrogate, in keys or
     values, at any depth. JSON transports already refuse lone surrogates, but an in-process client
     can send them, and a NUL is valid JSON that PostgreSQL cannot store.
 

@@ -6,11 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.contracts.crud import MemoryRecord
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
-from agent_memory.core.read_lists import check_read_agents
-from agent_memory.core.rules import Limits, check_confidence, check_content, check_key, check_tags, normalise_timestamp
-from agent_memory.core.sessions import check_session_id
+from agent_memory.core.access.read_lists import check_read_agents
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.models import Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.model.rules import (
+    Limits,
+    check_confidence,
+    check_content,
+    check_key,
+    check_tags,
+    normalise_timestamp,
+)
+from agent_memory.core.sessions.turns import check_session_id
 
 
 def wire_record(entry: Entry) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from typing import Any
 from agent_memory.application.sessions import Compact, LogTurns, Reflect
 from agent_memory.contracts.records import wire_record
 from agent_memory.contracts.reflect import MemoryReflectArgs
-from agent_memory.core.domains import domain_of
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.extract import Turn
+from agent_memory.core.model.domains import domain_of
+from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.ports import Distiller
-from agent_memory.core.reflection import Reflection
-from agent_memory.core.sessions import Compaction, Logged
+from agent_memory.core.sessions.extract import Turn
+from agent_memory.core.sessions.reflection import Reflection
+from agent_memory.core.sessions.turns import Compaction, Logged
 
 # What each action alone takes (anything else sent with it is INVALID_PARAMS).
 ONLY_FOR = (("turns", "log"), ("domain", "log"), ("keep_recent", "compact"), ("facts", "reflect"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs, wire_item
-from agent_memory.core.budget import budget_shares
-from agent_memory.core.domains import domains_of
-from agent_memory.core.models import Layer, Scope
-from agent_memory.core.retrieval import RetrievalRequest, RetrievalResult
+from agent_memory.core.model.domains import domains_of
+from agent_memory.core.model.models import Layer, Scope
+from agent_memory.core.recall.budget import budget_shares
+from agent_memory.core.recall.retrieval import RetrievalRequest, RetrievalResult
 
 
 def retrieval_request(args: MemoryRetrieveArgs) -> RetrievalRequest:

@@ -21,14 +21,14 @@ from typing import Any
 from agent_memory.application import Application
 from agent_memory.application.memories import ListRequest, Place
 from agent_memory.application.sessions import LogTurns, Reflect
-from agent_memory.core.commands import Call
-from agent_memory.core.context import render_block
-from agent_memory.core.errors import DomainError
-from agent_memory.core.extract import Turn as LoggedTurn
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Caller, Domain, Entry, Layer, ListFilters, Scope
-from agent_memory.core.retrieval import RetrievalRequest
-from agent_memory.core.text import check_text
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import DomainError
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import Caller, Domain, Entry, Layer, ListFilters, Scope
+from agent_memory.core.model.text import check_text
+from agent_memory.core.recall.context import render_block
+from agent_memory.core.recall.retrieval import RetrievalRequest
+from agent_memory.core.sessions.extract import Turn as LoggedTurn
 from agent_memory.hooks.transcript import Turn, read_new
 
 RECALL_EVENTS = {"SessionStart", "UserPromptSubmit"}
@@ -144,7 +144,7 @@ class HookEvents:
         request = RetrievalRequest(query=prompt, namespaces=(mine, self._s.agent_id, ours, self._s.team),
                                    max_chars=self._s.budget_chars)
         try:
-            check_text(prompt, "query")  # the text rule, as at every edge (core/text.py)
+            check_text(prompt, "query")  # the text rule, as at every edge (core/model/text.py)
             found = await self._door.recall.retrieve(self._call("memory_retrieve"), request)
         except DomainError as exc:
             raise HookError(_said(exc)) from None

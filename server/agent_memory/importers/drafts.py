@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from agent_memory.core.rules import MAX_TAG_CHARS
-from agent_memory.core.text import not_utf8
+from agent_memory.core.model.rules import MAX_TAG_CHARS
+from agent_memory.core.model.text import not_utf8
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class Draft:
     subspace: str | None = None
     session_id: str | None = None
     ttl_seconds: float | None = None  # counted from created_at when expires_at is not given
-    domain: str | None = None  # one of core.models.Domain (a MemoryNode's metadata.domain)
+    domain: str | None = None  # one of core.model.models.Domain (a MemoryNode's metadata.domain)
     read_agents: tuple[str, ...] | None = None  # a read list; () restricts the entry to its owner
     notes: tuple[str, ...] = ()  # what the reader could not map (reported, the draft is still imported)
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.rules import normalise_timestamp
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.rules import normalise_timestamp
 from agent_memory.importers.drafts import Bad, Draft, stamp_text, tag_list
 from agent_memory.importers.frontmatter import split_front_matter, tag_values
 

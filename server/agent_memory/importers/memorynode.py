@@ -34,8 +34,8 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from agent_memory.core.domains import DOMAIN_NAMES
-from agent_memory.core.identity import ID_PATTERN
+from agent_memory.core.access.identity import ID_PATTERN
+from agent_memory.core.model.domains import DOMAIN_NAMES
 from agent_memory.importers.drafts import Bad, Draft, json_lines, stamp_text, tag_list
 from agent_memory.importers.mem0 import segment
 

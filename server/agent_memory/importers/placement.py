@@ -17,14 +17,14 @@ import hashlib
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
-from agent_memory.core.clock import format_ts, parse_ts
-from agent_memory.core.entry_checks import check_entry, check_identity
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.ids import new_etag
-from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
-from agent_memory.core.permissions import first_segment
-from agent_memory.core.read_lists import check_read_agents
-from agent_memory.core.rules import (
+from agent_memory.core.access.permissions import first_segment
+from agent_memory.core.access.read_lists import check_read_agents
+from agent_memory.core.model.clock import format_ts, parse_ts
+from agent_memory.core.model.entry_checks import check_entry, check_identity
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.ids import new_etag
+from agent_memory.core.model.models import Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.model.rules import (
     MAX_TAGS,
     Limits,
     check_confidence,
@@ -32,7 +32,7 @@ from agent_memory.core.rules import (
     check_namespace,
     normalise_timestamp,
 )
-from agent_memory.core.text import check_text
+from agent_memory.core.model.text import check_text
 from agent_memory.importers.drafts import Draft
 
 GLOBAL_NAMESPACE = "global"

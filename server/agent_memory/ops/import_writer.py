@@ -1,7 +1,7 @@
 """Storing imported entries: each new entry inserted, queued for the vector index (the outbox, as
 every write is) and audited (tool `import`, one row per entry, never content), in transactions of
 `batch` entries; an id already stored (an earlier import of the same source) is skipped. Secrets
-in content and tags are redacted first (`core.secrets`, unless `redact_secrets` is off).
+in content and tags are redacted first (`core.memories.secrets`, unless `redact_secrets` is off).
 
 Every entry is checked before it gets here, so a store refuses none; should one still be refused
 (a rule a store has and the checks miss), the batch is not lost: each of its entries is tried
@@ -17,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from agent_memory.core.clock import format_ts, utc_now
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import AuditEvent, Entry
+from agent_memory.core.memories.secrets import Redactor
+from agent_memory.core.memories.writes import store_new
+from agent_memory.core.model.clock import format_ts, utc_now
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import AuditEvent, Entry
+from agent_memory.core.model.text import storable
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.ports.failures import EXPLANATIONS, FailureReader
-from agent_memory.core.secrets import Redactor
-from agent_memory.core.text import storable
-from agent_memory.core.writes import store_new
 
 K = TypeVar("K")
 R = TypeVar("R")

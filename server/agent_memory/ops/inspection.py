@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_memory.core.access.visibility import Area
 from agent_memory.core.ports import OperatorStore
-from agent_memory.core.visibility import Area
 from agent_memory.logging import LOG_FILE, LOG_FILE_BACKUPS
 
 SEEN_FILE = "warnings.seen"

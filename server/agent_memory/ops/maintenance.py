@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any, Protocol
 
-from agent_memory.core.models import Scope
+from agent_memory.core.memories.pruning import PruneService
+from agent_memory.core.model.models import Scope
 from agent_memory.core.ports import OperatorStore, Victim
-from agent_memory.core.pruning import PruneService
 
 
 class OpenRecords(Protocol):

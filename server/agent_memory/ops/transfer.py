@@ -6,7 +6,7 @@ that order, non-ASCII text kept readable. Whatever a store holds can be written 
 should hold (a NUL, a lone surrogate, which an older store may have taken) is written as its JSON
 escape, and the import then names that line. Import checks every line against the rules a write
 meets (shape, the text rule, scope/namespace, owner and team, content size, tags, confidence,
-timestamps, version, references, an id not already stored: `core/entry_checks.py`) and
+timestamps, version, references, an id not already stored: `core/model/entry_checks.py`) and
 inserts the entries as they are (ids, versions, etags, dates kept), queues them for the vector
 index and audits each one (tool `import`). A bad line is reported with its line number;
 `on_error="abort"` (the default) imports nothing when any line is bad, `"skip"` imports the others.
@@ -25,17 +25,17 @@ from pydantic import ValidationError
 from agent_memory.config import Settings
 from agent_memory.contracts.crud import MemoryRecord
 from agent_memory.contracts.records import entry_from_record, wire_record
-from agent_memory.core.clock import format_ts, utc_now
-from agent_memory.core.entry_checks import check_entry, misplaced_reference
-from agent_memory.core.errors import InvalidParams
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Entry, Scope
+from agent_memory.core.access.visibility import namespace_area
+from agent_memory.core.memories.writes import store_new
+from agent_memory.core.model.clock import format_ts, utc_now
+from agent_memory.core.model.entry_checks import check_entry, misplaced_reference
+from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import Entry, Scope
+from agent_memory.core.model.rules import Limits
+from agent_memory.core.model.text import check_text, not_utf8
 from agent_memory.core.ports import EntryRepository, OperatorStore, WriteTransaction
 from agent_memory.core.ports.failures import FailureReader
-from agent_memory.core.rules import Limits
-from agent_memory.core.text import check_text, not_utf8
-from agent_memory.core.visibility import namespace_area
-from agent_memory.core.writes import store_new
 from agent_memory.ops.import_writer import ImportFailed, Unwind, import_event, run_batch
 
 BATCH = 500

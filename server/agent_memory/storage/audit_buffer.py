@@ -14,9 +14,9 @@ from contextlib import suppress
 import anyio
 import structlog
 
-from agent_memory.core.audit import TEXT_FIELDS, storable_event
-from agent_memory.core.models import AuditEvent
-from agent_memory.core.text import storable
+from agent_memory.core.model.audit import TEXT_FIELDS, storable_event
+from agent_memory.core.model.models import AuditEvent
+from agent_memory.core.model.text import storable
 from agent_memory.storage.failures import failure_detail, failure_reason, storage_reason
 
 MAX_PENDING = 100_000
@@ -32,7 +32,7 @@ def _cut(value: str | None) -> str | None:
 
 
 def audit_params(event: AuditEvent) -> tuple[object, ...]:
-    """The row of `event`, with text no store can hold escaped and marked (core/audit.py)."""
+    """The row of `event`, with text no store can hold escaped and marked (core/model/audit.py)."""
     event = storable_event(event)
     return (
         event.at, event.request_id, event.agent_id, event.team, event.system_type, event.tool,

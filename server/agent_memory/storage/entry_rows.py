@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from agent_memory.core.models import Domain, Entry, Layer, Priority, Scope, Source
+from agent_memory.core.model.models import Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.storage.key_slots import KEY_SLOT
 
 ENTRY_COLUMNS = (

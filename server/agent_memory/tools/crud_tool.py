@@ -7,8 +7,8 @@ from typing import Any
 from agent_memory.application.memories import ItemsResult, KeyRequest, ListRequest, Memories
 from agent_memory.contracts.crud import MemoryCrudArgs
 from agent_memory.contracts.crud_requests import crud_request, items_payload, page_payload
-from agent_memory.core.commands import Call
-from agent_memory.core.errors import NotFound, item_error
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import NotFound, item_error
 
 
 async def run_memory_crud(memories: Memories, call: Call, args: MemoryCrudArgs) -> dict[str, Any]:

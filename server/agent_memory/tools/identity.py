@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_memory.core.errors import Forbidden
-from agent_memory.core.identity import IDENTITY_SHAPE, parse_identity
-from agent_memory.core.models import Caller, Skill
+from agent_memory.core.access.identity import IDENTITY_SHAPE, parse_identity
+from agent_memory.core.model.errors import Forbidden
+from agent_memory.core.model.models import Caller, Skill
 
 IDENTITY_KEY = "agent-memory/identity"
 CHOOSING = "docs/permissions.md, 'Choosing a system type and team'"

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from mcp_types import GetPromptResult, Prompt, PromptArgument, PromptMessage, TextContent
 
 from agent_memory.contracts.retrieve import MAX_QUERY_CHARS
-from agent_memory.core.errors import Forbidden, InvalidParams
-from agent_memory.core.models import Caller, Skill
-from agent_memory.core.sessions import SESSION_ID
-from agent_memory.core.text import text_fault
+from agent_memory.core.model.errors import Forbidden, InvalidParams
+from agent_memory.core.model.models import Caller, Skill
+from agent_memory.core.model.text import text_fault
+from agent_memory.core.sessions.turns import SESSION_ID
 
 INSTRUCTIONS = """\
 agent-memory keeps scoped, permissioned memory across sessions.

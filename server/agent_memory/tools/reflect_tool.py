@@ -13,7 +13,7 @@ from agent_memory.contracts.reflect_requests import (
     reflect_request,
     reflected_payload,
 )
-from agent_memory.core.commands import Call
+from agent_memory.core.model.commands import Call
 from agent_memory.tools.sampling import sampling_distiller
 
 

@@ -19,13 +19,13 @@ from mcp.shared.exceptions import MCPError
 
 from agent_memory.contracts.errors import to_error_info
 from agent_memory.contracts.records import wire_record
-from agent_memory.core.audit import audit_event
-from agent_memory.core.clock import format_ts, utc_now
-from agent_memory.core.commands import Call
-from agent_memory.core.errors import DomainError, NotFound
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Skill
-from agent_memory.core.visibility import readable_areas
+from agent_memory.core.access.visibility import readable_areas
+from agent_memory.core.model.audit import audit_event
+from agent_memory.core.model.clock import format_ts, utc_now
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import DomainError, NotFound
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import Skill
 
 METRICS_URI = "memory://metrics"
 STATS_URI = "memory://stats"

@@ -9,7 +9,7 @@ import structlog
 from agent_memory.application.recall import Recall
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs
 from agent_memory.contracts.retrieve_requests import retrieval_request, retrieve_payload
-from agent_memory.core.commands import Call
+from agent_memory.core.model.commands import Call
 
 
 async def run_memory_retrieve(recall: Recall, call: Call, args: MemoryRetrieveArgs) -> dict[str, Any]:

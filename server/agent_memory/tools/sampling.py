@@ -14,11 +14,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
-from agent_memory.core.confidence import SAMPLED
-from agent_memory.core.extract import Insight, Turn
-from agent_memory.core.models import Entry
+from agent_memory.core.model.confidence import SAMPLED
+from agent_memory.core.model.models import Entry
+from agent_memory.core.model.text import is_storable
 from agent_memory.core.ports import DistillFailed
-from agent_memory.core.text import is_storable
+from agent_memory.core.sessions.extract import Insight, Turn
 
 LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
@@ -74,7 +74,7 @@ def parse_distillation(text: str, max_items: int, known_ids: set[str] | frozense
         for item in items:
             content, confidence = (item, SAMPLED) if isinstance(item, str) else (
                 (item.get("content"), item.get("confidence", SAMPLED)) if isinstance(item, dict) else (None, None))
-            # the text rule (core/text.py): "\u0000" or a lone "\ud800" decodes to text no store holds
+            # the text rule (core/model/text.py): "\u0000" or a lone "\ud800" decodes to text no store holds
             if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
                     or not is_storable(content):
                 raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")

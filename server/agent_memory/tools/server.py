@@ -32,10 +32,10 @@ from agent_memory import __version__
 from agent_memory.config import Settings
 from agent_memory.contracts.crud import ErrorInfo
 from agent_memory.contracts.errors import internal_error, parse_model, storage_failure, to_error_info, writable
-from agent_memory.core.commands import Call
-from agent_memory.core.errors import DomainError, Forbidden, InvalidParams
-from agent_memory.core.ids import new_request_id
-from agent_memory.core.models import Caller
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.errors import DomainError, Forbidden, InvalidParams
+from agent_memory.core.model.ids import new_request_id
+from agent_memory.core.model.models import Caller
 from agent_memory.core.ports.failures import FailureReader
 from agent_memory.tools import prompts
 from agent_memory.tools.identity import caller_from_request, resolve_caller, resolve_http_caller

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from agent_memory.contracts.crud import MemoryCrudArgs, MemoryCrudResult
 from agent_memory.contracts.reflect import MemoryReflectArgs, MemoryReflectResult
 from agent_memory.contracts.retrieve import MemoryRetrieveArgs, MemoryRetrieveResult
-from agent_memory.core.commands import Call
-from agent_memory.core.models import Skill
+from agent_memory.core.model.commands import Call
+from agent_memory.core.model.models import Skill
 from agent_memory.tools.descriptions import CRUD_DESCRIPTION, REFLECT_DESCRIPTION, RETRIEVE_DESCRIPTION
 from agent_memory.tools.json_schema import published_schema
 

@@ -11,9 +11,9 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent_memory.core.models import Caller
-from agent_memory.core.revocation import RevocationUnknown
-from agent_memory.core.tokens import TokenClaims, TokenError, verify_token
+from agent_memory.core.access.revocation import RevocationUnknown
+from agent_memory.core.access.tokens import TokenClaims, TokenError, verify_token
+from agent_memory.core.model.models import Caller
 from agent_memory.tools.identity import CALLER_STATE_KEY
 from agent_memory.transports.http_public import answer_public, resource_metadata_url
 
@@ -36,7 +36,7 @@ class BearerAuth:
     answer for an unknown session (404), so nothing runs and nothing says the session exists.
 
     A token that verifies is then looked up in the store's revocation list (one read by primary
-    keys, `core/revocation.py`): a revoked one gets 401 "token revoked"; when the store cannot
+    keys, `core/access/revocation.py`): a revoked one gets 401 "token revoked"; when the store cannot
     answer (or the app is not open yet), 503 and nothing runs."""
 
     def __init__(self, app: ASGIApp, secret: bytes, slot: OpenedApp) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 
 
 class LineageStore(Protocol):

@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from agent_memory.core.cursor import Position
-from agent_memory.core.models import AuditEvent, Entry, ListFilters
-from agent_memory.core.visibility import Area
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.cursor import Position
+from agent_memory.core.model.models import AuditEvent, Entry, ListFilters
 
 T = TypeVar("T")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.core.cursor import Position
-from agent_memory.core.models import Domain, Entry, Layer, ListFilters
-from agent_memory.core.visibility import Area
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.cursor import Position
+from agent_memory.core.model.models import Domain, Entry, Layer, ListFilters
 
 # Retrieval: the record store's search queries and the semantic index.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import structlog
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.chroma import outbox
 from agent_memory.storage.chroma.chroma_index import ChromaIndex, collection_name

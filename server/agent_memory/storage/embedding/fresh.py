@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 
 FRESH_CACHE = 4096  # vectors of not-yet-indexed entries kept between calls
 INLINE_SECONDS = 0.5  # embedding per call (the default of `retrieval_inline_embed_ms`)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Protocol
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import MeaningUnavailable, SemanticUnavailable
 
 LOADING = "semantic search is loading"

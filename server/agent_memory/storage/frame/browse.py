@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agent_memory.core.cursor import Position
-from agent_memory.core.models import Entry
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.cursor import Position
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import BrowseQuery, ListQuery
-from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.dialect import Dialect, Reader
 from agent_memory.storage.frame.entries import build_list_sql
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from agent_memory.core.models import AuditEvent, Entry
+from agent_memory.core.model.models import AuditEvent, Entry
 from agent_memory.core.ports import Partition
 
 T = TypeVar("T")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from agent_memory.core.cursor import Position
-from agent_memory.core.models import AuditEvent, Entry
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.cursor import Position
+from agent_memory.core.model.models import AuditEvent, Entry
 from agent_memory.core.ports import ListQuery
-from agent_memory.core.visibility import Area
 from agent_memory.storage.entry_rows import upserted_values
 from agent_memory.storage.frame.dialect import Dialect
 from agent_memory.storage.frame.visibility import area_clause

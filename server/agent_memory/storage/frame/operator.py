@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from agent_memory.core.models import Entry
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import AuditQuery, PartitionCount
-from agent_memory.core.visibility import Area
 from agent_memory.storage.audit_rows import audit_dicts, audit_select
 from agent_memory.storage.entry_rows import ENTRY_COLUMNS
 from agent_memory.storage.frame.dialect import Dialect, Reader

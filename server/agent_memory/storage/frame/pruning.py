@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from agent_memory.core.access.visibility import Area
 from agent_memory.core.ports import PrunePolicy, Victim
-from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.dialect import Dialect, Reader
 from agent_memory.storage.frame.visibility import area_clause
 

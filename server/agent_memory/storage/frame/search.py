@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_memory.core.access.visibility import Area
 from agent_memory.core.ports import CandidateFilter, Partition
-from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.dialect import Dialect
 from agent_memory.storage.frame.visibility import area_clause
 

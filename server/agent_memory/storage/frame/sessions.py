@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agent_memory.core.models import Entry
+from agent_memory.core.access.visibility import session_area
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import Mark, SessionKey, SessionRef
-from agent_memory.core.visibility import session_area
 from agent_memory.storage.entry_rows import ENTRY_COLUMNS
 from agent_memory.storage.frame.dialect import Dialect, Reader
 from agent_memory.storage.frame.visibility import area_clause

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 from agent_memory.core.ports import AgentCutoff, TokenRecord, TokenStanding
 from agent_memory.storage.frame.dialect import Dialect
 

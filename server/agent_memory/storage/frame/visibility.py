@@ -1,4 +1,4 @@
-"""The one place where visibility areas (`agent_memory.core.visibility`) become SQL, for either
+"""The one place where visibility areas (`agent_memory.core.access.visibility`) become SQL, for either
 store (its `Dialect` spells placeholders, truth and read lists).
 
 Namespaces are compared with `=` and a half-open range, never `LIKE` (SQLite's folds ASCII case,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory.core.visibility import Area
+from agent_memory.core.access.visibility import Area
 from agent_memory.storage.frame.dialect import Dialect
 
 _AFTER_SLASH = chr(ord("/") + 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import psycopg.errors
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 from agent_memory.storage.audit_buffer import MAX_PENDING, BufferedAuditLog, audit_params
 from agent_memory.storage.postgres.database import PostgresDatabase
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import psycopg
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import SessionKey
 from agent_memory.storage.frame.entries import RepositoryFrame, WriteFrame
 from agent_memory.storage.postgres.dialect import POSTGRES

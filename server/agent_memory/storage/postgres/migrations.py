@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from agent_memory.core.clock import format_ts, utc_now
+from agent_memory.core.model.clock import format_ts, utc_now
 from agent_memory.storage.key_slots import postgres_016_key_slots
 from agent_memory.storage.postgres.database import PostgresDatabase
 from agent_memory.storage.postgres.tokens import m011_tokens

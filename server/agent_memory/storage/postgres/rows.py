@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.storage.entry_rows import (
     ENTRY_COLUMNS,
     entry_from,

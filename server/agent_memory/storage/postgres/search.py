@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import psycopg
 
-from agent_memory.core.models import Entry
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
-from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.search import readable_partitions, visibility
 from agent_memory.storage.postgres.bm25 import (
     CommonTerms,

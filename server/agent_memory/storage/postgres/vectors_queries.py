@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import Partition, SemanticUnavailable
 from agent_memory.storage.embedding.embedder import OnnxEmbedder
 from agent_memory.storage.embedding.fresh import FreshVectors

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_memory.core.models import AuditEvent
+from agent_memory.core.model.models import AuditEvent
 from agent_memory.storage.audit_buffer import MAX_PENDING, BufferedAuditLog, audit_params
 from agent_memory.storage.sqlite.database import Database
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import SessionKey
 from agent_memory.storage.frame.entries import RepositoryFrame, WriteFrame
 from agent_memory.storage.sqlite.dialect import SQLITE

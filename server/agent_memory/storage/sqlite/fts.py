@@ -1,4 +1,4 @@
-"""FTS5 query syntax: the keyword terms of a question (core/query_terms.py) as a MATCH expression."""
+"""FTS5 query syntax: the keyword terms of a question (core/recall/query_terms.py) as a MATCH expression."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ import secrets
 import sqlite3
 from collections.abc import Callable
 
-from agent_memory.core.clock import format_ts, utc_now
-from agent_memory.core.text import is_storable, storable
+from agent_memory.core.model.clock import format_ts, utc_now
+from agent_memory.core.model.text import is_storable, storable
 from agent_memory.storage.key_slots import sqlite_019_key_slots
 from agent_memory.storage.read_lists import sqlite_018_read_lists
 from agent_memory.storage.sqlite.database import Database
@@ -196,7 +196,7 @@ def _m012_audit_by_entry(conn: sqlite3.Connection) -> None:
 
 
 def _m014_storable_tags(conn: sqlite3.Connection) -> None:
-    # Imports before the text rule (core/text.py) could store a tag holding a lone surrogate (JSON
+    # Imports before the text rule (core/model/text.py) could store a tag holding a lone surrogate (JSON
     # keeps it as an escape), which no answer, export or other store can carry: escape it as text.
     rows = conn.execute("SELECT id, tags FROM entries WHERE instr(tags, '\\ud') > 0").fetchall()
     for entry_id, tags in rows:

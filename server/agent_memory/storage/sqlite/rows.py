@@ -7,7 +7,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from agent_memory.core.models import Entry
+from agent_memory.core.model.models import Entry
 from agent_memory.storage.entry_rows import (
     ENTRY_COLUMNS,
     entry_from,

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from agent_memory.core.models import Entry
+from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.models import Entry
 from agent_memory.core.ports import CandidateFilter, Partition
-from agent_memory.core.visibility import Area
 from agent_memory.storage.frame.search import readable_partitions, visibility
 from agent_memory.storage.sqlite.bm25 import QueryStemmer, TermStats, rescore, selective_terms
 from agent_memory.storage.sqlite.database import Database

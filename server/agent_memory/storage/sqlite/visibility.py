@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory.core.visibility import Area
+from agent_memory.core.access.visibility import Area
 from agent_memory.storage.frame import visibility
 from agent_memory.storage.frame.visibility import subtree_bounds
 from agent_memory.storage.sqlite.dialect import SQLITE
