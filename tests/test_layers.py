@@ -43,7 +43,14 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("agent_memory.config",),
     ("agent_memory.settings",),
     ("agent_memory.setting_values",),
-    ("agent_memory.core",),  # the domain: standard library only
+    # The domain (standard library only), one floor per concept:
+    ("agent_memory.core.sessions",),  # sessions and reflection: log, compact, distil, consolidate
+    ("agent_memory.core.recall",),  # retrieval: plan, candidates, ranking, the context block
+    ("agent_memory.core.memories",),  # memories by id: crud, keys, conflicts, lineage, pruning, secrets
+    ("agent_memory.core.access",),  # who may do what: identity, the gate, visibility, read lists, tokens
+    ("agent_memory.core.ports",),  # what the domain needs of a store
+    ("agent_memory.core.model",),  # the vocabulary: models, ids, time, errors, limits, areas, statements
+    ("agent_memory.core",),  # the domain's face
     ("agent_memory",),  # the package's face (its version)
 )
 APART = ("agent_memory.integrations",)  # MCP clients for agent frameworks: they talk to a server, not to it
@@ -79,7 +86,9 @@ def test_every_module_imports_only_its_own_room_and_the_floors_below() -> None:
 
 
 def test_the_floor_check_sees_an_upward_arrow() -> None:
-    assert _room("agent_memory.core.memories.crud") == (len(FLOORS) - 2, "agent_memory.core")
+    assert _room("agent_memory.core.memories.crud")[1] == "agent_memory.core.memories"  # type: ignore[index]
+    assert _room("agent_memory.core")[0] == len(FLOORS) - 2  # type: ignore[index]
+    assert _room("agent_memory.core.model.models")[0] > _room("agent_memory.core.access.permissions")[0]  # type: ignore[index]
     assert _room("agent_memory.tools.server")[0] < _room("agent_memory.application.memories")[0]  # type: ignore[index]
     assert _room("agent_memory.tools")[1] != _room("agent_memory.console")[1]  # type: ignore[index]
 

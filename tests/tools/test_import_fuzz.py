@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agent_memory.core.model.entry_checks import check_entry
+from agent_memory.core.memories.entry_checks import check_entry
 from agent_memory.core.model.models import Entry, Scope
 from agent_memory.core.model.rules import Limits
 from agent_memory.importers import read_lines

@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 
 from agent_memory.core.access.permissions import first_segment
 from agent_memory.core.access.read_lists import check_read_agents
+from agent_memory.core.memories.entry_checks import check_entry, check_identity
 from agent_memory.core.model.clock import format_ts, parse_ts
-from agent_memory.core.model.entry_checks import check_entry, check_identity
 from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.ids import new_etag
 from agent_memory.core.model.models import Domain, Entry, Layer, Priority, Scope, Source

@@ -6,7 +6,7 @@ that order, non-ASCII text kept readable. Whatever a store holds can be written 
 should hold (a NUL, a lone surrogate, which an older store may have taken) is written as its JSON
 escape, and the import then names that line. Import checks every line against the rules a write
 meets (shape, the text rule, scope/namespace, owner and team, content size, tags, confidence,
-timestamps, version, references, an id not already stored: `core/model/entry_checks.py`) and
+timestamps, version, references, an id not already stored: `core/memories/entry_checks.py`) and
 inserts the entries as they are (ids, versions, etags, dates kept), queues them for the vector
 index and audits each one (tool `import`). A bad line is reported with its line number;
 `on_error="abort"` (the default) imports nothing when any line is bad, `"skip"` imports the others.
@@ -26,9 +26,9 @@ from agent_memory.config import Settings
 from agent_memory.contracts.crud import MemoryRecord
 from agent_memory.contracts.records import entry_from_record, wire_record
 from agent_memory.core.access.visibility import namespace_area
+from agent_memory.core.memories.entry_checks import check_entry, misplaced_reference
 from agent_memory.core.memories.writes import store_new
 from agent_memory.core.model.clock import format_ts, utc_now
-from agent_memory.core.model.entry_checks import check_entry, misplaced_reference
 from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.ids import new_request_id
 from agent_memory.core.model.models import Entry, Scope

@@ -8,7 +8,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from agent_memory.core.access.visibility import Area, in_namespace, readable_areas
+from agent_memory.core.access.visibility import Area, readable_areas
+from agent_memory.core.model.areas import in_namespace
 from agent_memory.core.model.audit import audit_event
 from agent_memory.core.model.clock import format_ts
 from agent_memory.core.model.commands import Call

@@ -222,13 +222,6 @@ def redact(text: str) -> tuple[str, int]:
     return "".join(parts), len(findings)
 
 
-@dataclass(slots=True)
-class Tally:
-    """Secrets redacted while serving one call: what a tool answers as `redacted`."""
-
-    redacted: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class Redactor:
     """Redaction as configured (`redact_secrets`); switched off, text passes unchanged."""

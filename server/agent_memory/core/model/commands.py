@@ -5,8 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_memory.core.memories.secrets import Tally
 from agent_memory.core.model.models import Caller, Domain, Layer, Priority, Scope, Source
+
+
+@dataclass(slots=True)
+class Tally:
+    """Secrets redacted while serving one call: what a tool answers as `redacted`."""
+
+    redacted: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.models import Domain
-from agent_memory.core.sessions.extract import Insight
+from agent_memory.core.model.statements import Insight
 
 DOMAIN_NAMES = tuple(d.value for d in Domain)
 _BY_NAME = {d.value: d for d in Domain}

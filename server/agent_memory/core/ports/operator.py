@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.areas import Area
 from agent_memory.core.model.models import Entry
 
 # Operator commands and inspection (export, import, stats, audit, erase): what they read.

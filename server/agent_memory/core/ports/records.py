@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.areas import Area
 from agent_memory.core.model.cursor import Position
 from agent_memory.core.model.models import AuditEvent, Entry, ListFilters
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent_memory.core.model.models import Entry
-from agent_memory.core.sessions.extract import Insight, Turn
+from agent_memory.core.model.statements import Insight, Turn
 
 # Reflection: distilling turns into facts, and comparing meanings.
 

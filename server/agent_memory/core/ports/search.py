@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.core.access.visibility import Area
+from agent_memory.core.model.areas import Area
 from agent_memory.core.model.cursor import Position
 from agent_memory.core.model.models import Domain, Entry, Layer, ListFilters
 

@@ -9,28 +9,11 @@ fact still reads right when it is recalled in another session.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from agent_memory.core.model.statements import Insight, Turn
 from agent_memory.core.recall.context import near_duplicate
 
 ROLES = ("user", "assistant", "tool", "system")
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    role: str
-    content: str
-    name: str | None = None
-    at: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Insight:
-    kind: str  # "fact" (layer long_term) or "rule" (layer meta)
-    content: str
-    confidence: float
-    category: str  # preference | decision | profile | constraint | instruction | supplied | sampled
-    replaces: str | None = None  # a sampled fact may name the remembered fact it updates
 
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
