@@ -35,7 +35,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("agent_memory.tools", "agent_memory.console", "agent_memory.hooks"),  # the adapters: MCP, console, hooks
     ("agent_memory.bootstrap",),  # the composition root: builds the App (services, use cases)
     ("agent_memory.stores",),  # ... and either record store's adapters
-    ("agent_memory.ops", "agent_memory.importers"),  # operator work; other stores' formats
+    ("agent_memory.importers",),  # other stores' formats, read into drafts (the import command stores them)
     ("agent_memory.contracts",),  # the wire contracts and their mapping to typed requests
     ("agent_memory.application",),  # the use cases: the one door into the services
     ("agent_memory.logging",),
@@ -190,20 +190,23 @@ def test_the_wire_contracts_speak_no_protocol() -> None:
     assert files
     assert {str(p.relative_to(PACKAGE)): sorted(_roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"})
             for p in files if _roots(p) & {"mcp", "mcp_types", "starlette", "uvicorn"}} == {}
-    outer = ("agent_memory.tools", "agent_memory.console", "agent_memory.ops", "agent_memory.transports",
+    outer = ("agent_memory.tools", "agent_memory.console", "agent_memory.hooks", "agent_memory.transports",
              "agent_memory.bootstrap", "agent_memory.stores")
     assert {k: v for k, v in ((str(p.relative_to(PACKAGE)), sorted(m for m in _modules(p) if m.startswith(outer)))
                               for p in files) if v} == {}
 
 
 def test_operator_work_does_not_import_the_mcp_adapter() -> None:
-    assert _importers_of("agent_memory.tools", "ops") == {}
+    assert _importers_of("agent_memory.tools", "application") == {}
 
 
 def test_the_mcp_adapter_does_not_import_operator_work() -> None:
     """What the MCP resources show of operator work (store statistics) is handed in by the
     composition root (`App.stats`)."""
-    assert _importers_of("agent_memory.ops", "tools") == {}
+    operator_work = ("agent_memory.application.inspection", "agent_memory.application.maintenance",
+                     "agent_memory.application.transfer", "agent_memory.application.import_writer")
+    assert {path: found for path, found in _importers_of("agent_memory.application", "tools").items()
+            if set(found) & set(operator_work)} == {}
 
 
 def test_the_console_does_not_import_the_transports() -> None:

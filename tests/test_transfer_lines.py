@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agent_memory.contracts.export_lines import parse_line
 from agent_memory.core.model.rules import Limits
-from agent_memory.ops.transfer import parse_line
 
 
 @pytest.mark.parametrize(("line", "reason"), [

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from agent_memory.application import Application
+from agent_memory.application.inspection import store_stats
 from agent_memory.application.jobs import BackgroundJobs
 from agent_memory.application.lineage import Lineage
 from agent_memory.application.memories import Memories
@@ -41,7 +42,6 @@ from agent_memory.core.recall.ranking import RankWeights
 from agent_memory.core.recall.retrieval import RetrievalDefaults, RetrievalService, RetrievalSettings
 from agent_memory.core.sessions.reflection import ReflectionService
 from agent_memory.core.sessions.turns import SessionLimits, SessionService
-from agent_memory.ops.inspection import store_stats
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.storage.failures import FAILURES
 from agent_memory.stores import RecordStore, Vectors, open_store
@@ -74,7 +74,7 @@ class App:
     start_vectors: Callable[[], None] = lambda: None
 
     async def stats(self, areas: tuple[Area, ...] | None = None) -> dict[str, Any]:
-        """This store's statistics (`ops.inspection.store_stats`): with `areas`, only the entries
+        """This store's statistics (`application.inspection.store_stats`): with `areas`, only the entries
         one caller may read, without sizes; handed to the MCP resources and the console, so neither
         imports operator code."""
         return await store_stats(self.operator, chroma_dir=local_vector_dir(self.settings), areas=areas)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.application.import_writer import ImportTally, write_entries
 from agent_memory.bootstrap import open_records
 from agent_memory.core.model.models import Scope
-from agent_memory.ops.import_writer import ImportTally, write_entries
 from tests.conftest import make_settings
 from tests.e2e.servers import agent_memory_command, server_env
 from tests.storage.stores import stored

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.application import maintenance
 from agent_memory.bootstrap import open_app, open_records
 from agent_memory.config import ConfigError
 from agent_memory.core.memories.crud import CrudService
@@ -18,7 +19,6 @@ from agent_memory.core.model.commands import NewEntry
 from agent_memory.core.model.cursor import CursorCodec
 from agent_memory.core.model.models import Scope
 from agent_memory.core.model.rules import Limits
-from agent_memory.ops import maintenance
 from agent_memory.stores import store_log_fields
 from tests.conftest import make_settings
 from tests.storage.stores import ALICE

@@ -22,6 +22,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from agent_memory.contracts.export_lines import export_line, parse_line
 from agent_memory.core.memories.entry_checks import check_entry
 from agent_memory.core.model.models import Entry, Scope
 from agent_memory.core.model.rules import Limits
@@ -30,7 +31,6 @@ from agent_memory.importers.drafts import Bad, Draft
 from agent_memory.importers.frontmatter import split_front_matter
 from agent_memory.importers.notes import FIELDS as NOTE_FIELDS
 from agent_memory.importers.placement import Target, place
-from agent_memory.ops.transfer import export_line, parse_line
 from tests.schema_strategies import LONE_SURROGATES, UNKNOWN_KEYS, nasty_values
 
 FUZZ = settings(max_examples=int(os.environ.get("AGENT_MEMORY_FUZZ_IMPORT_EXAMPLES", "150")), derandomize=True,

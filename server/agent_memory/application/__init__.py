@@ -10,6 +10,9 @@ core's errors. Nothing here knows a protocol, a wire format or a database driver
 - `recall`: retrieve (`memory_retrieve`);
 - `sessions`: log, compact, reflect (`memory_reflect`);
 - `lineage`: what a fact replaced, and undoing a supersede;
+- operator work: `transfer` (export, and restoring an export), `import_writer` (storing what
+  another store's export or notes became), `inspection` (stats, warnings), `maintenance`
+  (reindex, prune, erase), for the command line and the console;
 - `tokens`: bearer tokens issued, checked, listed and revoked (`agent-memory token ...`, the HTTP
   transport, the console's sign-in), signed with the transport's secret, so not part of the door:
   `App.tokens(secret)` and `Records.tokens(secret)` make one.

@@ -29,8 +29,8 @@ async def _on_records(settings: Settings, work: Callable[[Records], Awaitable[T]
 def reindex(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.maintenance import OperationFailed, reindex
     from agent_memory.logging import configure_logging
-    from agent_memory.ops.maintenance import OperationFailed, reindex
 
     configure_logging("warning", settings.log_format)
     try:
@@ -50,8 +50,8 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
     dry_run = options.dry_run
     import anyio
 
+    from agent_memory.application.maintenance import prune
     from agent_memory.logging import configure_logging
-    from agent_memory.ops.maintenance import prune
 
     configure_logging("warning", settings.log_format)
     victims = anyio.run(_on_records, settings, lambda records: prune(records, dry_run=dry_run))
@@ -68,10 +68,10 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
 def erase(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.maintenance import OperationFailed, erase, erase_plan
     from agent_memory.core.model.errors import InvalidParams
     from agent_memory.core.model.models import Scope
     from agent_memory.logging import configure_logging
-    from agent_memory.ops.maintenance import OperationFailed, erase, erase_plan
 
     configure_logging("warning", settings.log_format)
     scope, namespace, cascade = Scope(options.erase_scope), options.erase_namespace, options.cascade
@@ -121,8 +121,9 @@ def _quiet(settings: Settings) -> None:
 def export(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.transfer import export_entries
     from agent_memory.bootstrap import open_records
-    from agent_memory.ops.transfer import export_entries
+    from agent_memory.contracts.export_lines import export_line
 
     _quiet(settings)
     if options.cascade and not options.select_namespace:
@@ -133,10 +134,12 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
         async with open_records(settings) as records:
             if options.output:
                 with open(options.output, "w", encoding="utf-8") as out:
-                    return await export_entries(records.operator, out, scope=options.select_scope,
-                                                namespace=options.select_namespace, cascade=options.cascade)
-            count = await export_entries(records.operator, sys.stdout, scope=options.select_scope,
-                                         namespace=options.select_namespace, cascade=options.cascade)
+                    return await export_entries(records.operator, lambda entry: out.write(export_line(entry) + "\n"),
+                                                scope=options.select_scope, namespace=options.select_namespace,
+                                                cascade=options.cascade)
+            count = await export_entries(records.operator, lambda entry: sys.stdout.write(export_line(entry) + "\n"),
+                                         scope=options.select_scope, namespace=options.select_namespace,
+                                         cascade=options.cascade)
             sys.stdout.flush()
             return count
 
@@ -152,10 +155,12 @@ def export(options: argparse.Namespace, settings: Settings) -> int:
 def import_(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.import_writer import ImportFailed
+    from agent_memory.application.transfer import ImportReport, import_entries
     from agent_memory.bootstrap import open_records
     from agent_memory.cli.imports import export_misuse, import_other, open_input
-    from agent_memory.ops.import_writer import ImportFailed
-    from agent_memory.ops.transfer import ImportReport, import_entries
+    from agent_memory.contracts.export_lines import read_lines
+    from agent_memory.core.model.rules import Limits
 
     if getattr(options, "import_format", "export") != "export":  # notes, markdown, other stores
         return import_other(options, settings)
@@ -173,8 +178,10 @@ def import_(options: argparse.Namespace, settings: Settings) -> int:
         print(f"import: {report.imported}/{report.read} entries", file=sys.stderr, flush=True)
 
     async def run() -> ImportReport:
+        report = ImportReport()
+        parsed = read_lines(source, Limits(max_content_chars=settings.max_content_chars), report)
         async with open_records(settings) as records:
-            return await import_entries(settings, records.repo, records.operator, source, failures=records.failures,
+            return await import_entries(records.repo, records.operator, parsed, report, failures=records.failures,
                                         on_error="skip" if options.skip_bad else "abort", progress=progress)
 
     try:
@@ -229,8 +236,8 @@ def audit(options: argparse.Namespace, settings: Settings) -> int:
 def stats(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.inspection import store_stats
     from agent_memory.bootstrap import local_vector_dir, open_records
-    from agent_memory.ops.inspection import store_stats
     from agent_memory.storage.embedding.health import task_status
 
     _quiet(settings)
@@ -247,7 +254,7 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
 
 def warnings(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.ops.inspection import warnings_since_last_call
+    from agent_memory.application.inspection import warnings_since_last_call
 
     if settings.log_dir is None:
         print("agent-memory: the list store keeps no log file", file=sys.stderr)

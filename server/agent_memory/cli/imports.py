@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from agent_memory.config import Settings
 
 if TYPE_CHECKING:  # imported when used: the command line parses without them
-    from agent_memory.ops.import_writer import ImportTally
+    from agent_memory.application.import_writer import ImportTally
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MAX_PLACES_SAID = 20  # on stderr; the JSON summary lists every place
@@ -136,13 +136,13 @@ def _items(options: argparse.Namespace, settings: Settings) -> list:
 def import_other(options: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from agent_memory.application.import_writer import ImportFailed, ImportTally, write_entries
     from agent_memory.bootstrap import open_records
     from agent_memory.core.model.clock import utc_now
     from agent_memory.core.model.rules import Limits
     from agent_memory.importers.drafts import Bad
     from agent_memory.importers.placement import place
     from agent_memory.logging import configure_logging
-    from agent_memory.ops.import_writer import ImportFailed, ImportTally, write_entries
 
     configure_logging("warning", settings.log_format)
     every = options.progress_every

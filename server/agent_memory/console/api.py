@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from agent_memory.application.inspection import warnings_since_last_call
 from agent_memory.bootstrap import App
 from agent_memory.console.auth import SignedIn
 from agent_memory.contracts.crud import UpdateItem
@@ -26,7 +27,6 @@ from agent_memory.core.model.commands import Removal
 from agent_memory.core.model.errors import Forbidden, InvalidParams
 from agent_memory.core.model.models import Domain, Layer, ListFilters, Scope, Skill, Source
 from agent_memory.core.ports import AuditQuery
-from agent_memory.ops.inspection import warnings_since_last_call
 
 EDITABLE = ("content", "tags", "priority", "confidence", "layer", "expires_at")
 AUDIT_TRAIL_LIMIT = 500

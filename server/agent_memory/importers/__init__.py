@@ -1,9 +1,9 @@
 """Imports into agent-memory from other memory stores and from plain notes.
 
-One reader module per format (pure: input in, `Draft`s and `Bad`s out), `placement` (where a
-draft lands and the entry it becomes), `writer` (storage: insert, outbox, audit) and `command`
-(the `agent-memory import --from FORMAT` command). `export` records are read by
-`agent_memory.ops.transfer`, unchanged.
+One reader module per format (pure: input in, `Draft`s and `Bad`s out) and `placement` (where a
+draft lands and the entry it becomes). The command (`cli/imports.py`) hands the entries to the
+application's import use case (`application/import_writer.py`: checks, insert, outbox, audit).
+`export` lines are read by `contracts/export_lines.py` and restored by `application/transfer.py`.
 """
 
 from __future__ import annotations
