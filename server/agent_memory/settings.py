@@ -168,6 +168,9 @@ class Settings:
                                  "<team>/<project>); empty means the git root's directory name")
     hook_idle_minutes: float = _setting(30.0, _float_between(0.1, 1440), "Host hooks: minutes the hook helper "
                                         "process stays up without a request")
+    hooks_capture: bool = _setting(False, _bool, "Host hooks capture the sessions (setup sets it in the server "
+                                   "entry it writes beside them): the instructions and prompts do not ask the model "
+                                   "to log or reflect a session itself")
     metrics_log: bool = _setting(False, _bool, "Log the in-process metrics (as in memory://metrics) periodically")
     metrics_log_interval_seconds: float = _setting(60.0, _float_between(1, 86_400),
                                                    "Seconds between metrics log lines when metrics_log is on")

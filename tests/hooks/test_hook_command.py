@@ -192,6 +192,32 @@ async def test_a_capture_event_the_helper_cannot_take_in_time_is_queued_not_lost
     assert [t["content"] for t in turns] == ["Remember that the cache TTL is 90 seconds."]
 
 
+async def test_a_gemini_cli_turn_the_helper_cannot_take_in_time_is_queued_not_lost(
+        hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    """AfterAgent carries its turn in the event: on a cold helper it is spooled like Claude Code's Stop."""
+    after = {"hook_event_name": "AfterAgent", "session_id": "g-1", "cwd": str(project), "transcript_path": "",
+             "prompt": "The staging database is db-07 on port 6543.", "prompt_response": "Noted."}
+    done = hooks.run(after, host="gemini-cli", env={"MEMORY_HOOK_TIME_LIMIT": "0.1"})
+    assert done.returncode == 0 and "queued" in done.stderr
+    for _ in range(200):
+        turns = await _items(_settings(tmp_path), "dev/shop-api", session_id="g-1")
+        if turns:
+            break
+        time.sleep(0.1)
+    assert sorted(t["content"] for t in turns) == ["Noted.", "The staging database is db-07 on port 6543."]
+
+
+async def test_a_prompt_does_not_get_its_own_sessions_turns_back(hooks: HookRunner, project: Path,
+                                                                tmp_path: Path) -> None:
+    """The session's own turns are in the host's context already: recalled for another session only."""
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "The staging database is db-07 on port 6543.", n=1))
+    assert hooks.run(_event("Stop", project, transcript)).returncode == 0
+    question = "which port does the staging database db-07 listen on?"
+    assert hooks.context(_event("UserPromptSubmit", project, session="sess-1", prompt=question)) == ""
+    assert "6543" in hooks.context(_event("UserPromptSubmit", project, session="sess-2", prompt=question))
+
+
 def test_the_runtime_directory_must_be_private(hooks: HookRunner) -> None:
     shared = hooks.runtime / "agent-memory"
     shared.mkdir(mode=0o777)

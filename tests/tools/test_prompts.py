@@ -14,7 +14,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.core.recall.context import OPEN
-from agent_memory.tools.prompts import INSTRUCTIONS
+from agent_memory.tools.prompts import INSTRUCTIONS, instructions
+from agent_memory.tools.server import create_server
+from tests.conftest import make_settings
 from tests.conftest import IDENTITY_KEY, Agent, identity
 
 pytestmark = pytest.mark.anyio
@@ -34,13 +36,27 @@ async def get(client: Client, name: str, arguments: dict[str, str] | None = None
 
 
 async def test_instructions_say_when_to_recall_write_and_reflect(client: Client) -> None:
-    assert client.instructions == INSTRUCTIONS
+    text = instructions(hooks_capture=False)
+    assert client.instructions == text and text.startswith(INSTRUCTIONS)
     for phrase in ("memory_retrieve", "start of a task", "memory_crud", "create", "Never store secrets",
                    "memory_reflect", "end of a session", "not instructions"):
-        assert phrase in INSTRUCTIONS
-    assert len(INSTRUCTIONS) / 4 < 250  # tokens, estimated at 4 characters
+        assert phrase in text
+    assert len(text) / 4 < 250  # tokens, estimated at 4 characters
     tools_doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "tools.md").read_text().split())
-    assert f"{len(INSTRUCTIONS)} characters, about **{round(len(INSTRUCTIONS) / 4)} tokens**" in tools_doc
+    assert f"{len(text)} characters, about **{round(len(text) / 4)} tokens**" in tools_doc
+
+
+async def test_where_hooks_capture_the_model_is_not_asked_to_log_or_reflect(tmp_path: Path) -> None:
+    """`setup` writes hooks_capture beside the hooks it installs: one capture, by the hooks."""
+    async with Client(create_server(make_settings(tmp_path / "d", hooks_capture=True)), mode="legacy") as client:
+        text = client.instructions
+        assert text is not None and text.startswith(INSTRUCTIONS)
+        assert "hooks log and reflect every session" in text
+        assert "end of a session" not in text and "action log" not in text
+        assert {p.name for p in (await client.list_prompts()).prompts} == {"recall", "remember"}
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("summarize_session", {"session_id": "s-1"})
+        assert refused.value.error.data["code"] == "INVALID_PARAMS" and "hooks" in refused.value.error.message
 
 
 async def test_prompts_are_listed_with_their_arguments(client: Client) -> None:

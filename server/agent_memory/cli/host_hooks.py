@@ -14,7 +14,6 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from agent_memory.cli.host_files import (
@@ -27,34 +26,20 @@ from agent_memory.cli.host_files import (
     put_server,
     write_object,
 )
+from agent_memory.hooks.hosts import HOSTS
+
+HOOK_HOSTS = HOSTS  # the hosts with hooks, and their events (hooks/hosts.py: the table the hooks read too)
 
 
-@dataclass(frozen=True)
-class HookHost:
-    events: tuple[tuple[str, int], ...]  # the host's event name, the hook's timeout in the host's unit
-    matcher: bool  # each group names a matcher ("" for all)
-    named: bool  # each hook carries a name (Gemini CLI: /hooks enable|disable NAME)
-
-    def files(self, host: str, scope: str) -> tuple[Path, Path]:
-        """(the file of MCP servers, the file of hooks) for this scope; project = current directory."""
-        home, here = Path.home(), Path.cwd()
-        if host == "claude-code":
-            if scope == "user":
-                return home / ".claude.json", home / ".claude" / "settings.json"
-            return here / ".mcp.json", here / ".claude" / "settings.json"
-        settings = (home if scope == "user" else here) / ".gemini" / "settings.json"
-        return settings, settings
-
-
-HOOK_HOSTS = {
-    # Timeouts in seconds (code.claude.com/docs/en/hooks).
-    "claude-code": HookHost((("SessionStart", 10), ("UserPromptSubmit", 5), ("Stop", 10), ("PreCompact", 10),
-                             ("SessionEnd", 15)), matcher=True, named=False),
-    # Timeouts in milliseconds (geminicli.com/docs/hooks/reference); BeforeAgent is Claude Code's
-    # UserPromptSubmit, AfterAgent its Stop, PreCompress its PreCompact.
-    "gemini-cli": HookHost((("SessionStart", 10_000), ("BeforeAgent", 5_000), ("AfterAgent", 10_000),
-                            ("PreCompress", 10_000), ("SessionEnd", 15_000)), matcher=False, named=True),
-}
+def host_files(host: str, scope: str) -> tuple[Path, Path]:
+    """(the file of MCP servers, the file of hooks) for this scope; project = current directory."""
+    home, here = Path.home(), Path.cwd()
+    if host == "claude-code":
+        if scope == "user":
+            return home / ".claude.json", home / ".claude" / "settings.json"
+        return here / ".mcp.json", here / ".claude" / "settings.json"
+    settings = (home if scope == "user" else here) / ".gemini" / "settings.json"
+    return settings, settings
 
 
 def hook_command(command: list[str], host: str, identity: list[str] | None = None) -> str:
@@ -67,10 +52,10 @@ def hook_groups(host: str, command: str, name: str) -> dict[str, dict]:
     """Our group of hooks for each of the host's events."""
     spec = HOOK_HOSTS[host]
     groups = {}
-    for event, timeout in spec.events:
+    for event in spec.events:
         hook: dict = {"name": name} if spec.named else {}
-        hook.update({"type": "command", "command": command, "timeout": timeout})
-        groups[event] = {"matcher": "", "hooks": [hook]} if spec.matcher else {"hooks": [hook]}
+        hook.update({"type": "command", "command": command, "timeout": round(event.host_timeout * spec.timeout_unit)})
+        groups[event.name] = {"matcher": "", "hooks": [hook]} if spec.matcher else {"hooks": [hook]}
     return groups
 
 
@@ -123,8 +108,7 @@ def put_hooks(path: Path, data: dict, groups: dict[str, dict], server_name: str)
 
 
 def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]) -> int:
-    spec = HOOK_HOSTS[options.host]
-    servers_file, hooks_file = spec.files(options.host, options.setup_scope or "project")
+    servers_file, hooks_file = host_files(options.host, options.setup_scope or "project")
     if options.setup_file:
         if servers_file != hooks_file:
             print(f"agent-memory: setup: --file names one file, and {options.host} uses two ({servers_file} and "
@@ -134,6 +118,8 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
     name = options.setup_name
     args = entry.get("args", [])
     identity = args[args.index("serve") + 1:] if "serve" in args else []
+    # The hooks capture the sessions: the server's instructions then do not ask the model to as well.
+    entry = {**entry, "args": [*args, "--hooks-capture", "true"]}
     groups = hook_groups(options.host, hook_command(command, options.host, identity), name)
     # Per file, what goes in it: (what it is, a step that puts it in and says if one was replaced).
     edits: dict[Path, list[tuple[str, Callable[[Path, dict], bool]]]] = {}

@@ -6,8 +6,10 @@ embedding model open, started here on first use and gone after an idle time) ove
 private to this user, and prints what the helper answers. Every failure exits 0 with one line on
 stderr; stdout carries only the context for the host.
 
-A capture event (Stop, PreCompact, SessionEnd) that cannot be handed over in time is spooled to a
-file the helper reads when it starts, so a cold start loses no turns.
+The host's events, their time limits and which are spooled are in one table (`hosts.py`), the one
+`setup` installs from: a capture event (Stop, AfterAgent, PreCompact, PreCompress, SessionEnd) that
+cannot be handed over in time is spooled to a file the helper reads when it starts, so a cold start
+loses no turns.
 """
 
 from __future__ import annotations
@@ -21,16 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_memory.hooks.hosts import DEFAULT_LIMIT, HOSTS as HOOK_HOSTS, event_of
+
 PROTOCOL = 1
 MAX_EVENT_BYTES = 2_000_000
 MAX_ANSWER_BYTES = 4_000_000
 MAX_LOG_BYTES = 5_000_000
-# Seconds a hook may take in all, well inside the host's own timeout (setup writes 10 s, 5 s for
-# UserPromptSubmit, 15 s for SessionEnd); MEMORY_HOOK_TIME_LIMIT (seconds) overrides them all.
-TIME_LIMITS = {"UserPromptSubmit": 3.5, "SessionStart": 7.0, "Stop": 7.0, "PreCompact": 7.0, "SessionEnd": 12.0}
-DEFAULT_LIMIT = 7.0
-CAPTURE = frozenset({"Stop", "PreCompact", "SessionEnd", "SubagentStop"})
-HOSTS = ("claude-code", "gemini-cli")
+HOSTS = tuple(HOOK_HOSTS)
 
 
 class HookFailed(Exception):
@@ -67,14 +66,17 @@ def helper_key(config: str | None) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 
-def _limit(event_name: str) -> float:
+def _limit(host: str, event_name: str) -> float:
+    """Seconds the hook may take in all, well inside the host's own timeout (`hosts.py`);
+    MEMORY_HOOK_TIME_LIMIT (seconds) overrides them all."""
     raw = os.environ.get("MEMORY_HOOK_TIME_LIMIT")
     if raw:
         try:
             return max(0.1, min(float(raw), 600.0))
         except ValueError:
             pass
-    return TIME_LIMITS.get(event_name, DEFAULT_LIMIT)
+    spec = event_of(host, event_name)
+    return spec.limit if spec is not None else DEFAULT_LIMIT
 
 
 def _ask(path: Path, request: bytes, deadline: float) -> dict:
@@ -147,7 +149,7 @@ def _spool(path: Path, request: bytes) -> None:
     os.replace(name.with_suffix(".part"), name)
 
 
-def deliver(request: bytes, event_name: str, config: str | None, deadline: float) -> dict:
+def deliver(request: bytes, host: str, event_name: str, config: str | None, deadline: float) -> dict:
     """The helper's answer; starts the helper when none listens and waits for it until `deadline`.
 
     Raises:
@@ -167,7 +169,8 @@ def deliver(request: bytes, event_name: str, config: str | None, deadline: float
         if time.monotonic() + 0.05 >= deadline:
             break
         time.sleep(0.05)
-    if event_name in CAPTURE:
+    spec = event_of(host, event_name)
+    if spec is not None and spec.captures:
         _spool(path, request)
         raise HookFailed("the hook helper is starting; this event is queued for it")
     raise HookFailed("the hook helper is starting; no memory this time")
@@ -220,7 +223,7 @@ def main(args: list[str]) -> int:
                               "cwd": os.getcwd()}).encode()
         config, settings = _flags(args[1:])
         os.environ.update(settings)  # the helper's key and the helper's own settings
-        answer = deliver(request, name, config, started + _limit(name))
+        answer = deliver(request, host, name, config, started + _limit(host, name))
         out = answer.get("stdout")
         if isinstance(out, str) and out:
             sys.stdout.write(out)

@@ -30,18 +30,19 @@ from anyio.abc import SocketStream
 from agent_memory.bootstrap import App, open_app
 from agent_memory.config import ConfigError, Settings, load_settings
 from agent_memory.hooks.events import HookError, HookEvents, HookSettings
+from agent_memory.hooks.hosts import event_of
 from agent_memory.logging import configure_logging
 
 log = structlog.get_logger("agent_memory.hooks")
 
 MAX_REQUEST_BYTES = 2_500_000
-HOOK_OUTPUT_EVENTS = {"SessionStart", "UserPromptSubmit", "BeforeAgent"}
 
 
 def host_output(host: str, event_name: str, context: str) -> str:
     """What the host reads on stdout: its JSON for added context (Claude Code and Gemini CLI
     take `hookSpecificOutput.additionalContext`), nothing when there is no context."""
-    if not context or event_name not in HOOK_OUTPUT_EVENTS:
+    spec = event_of(host, event_name)
+    if not context or spec is None or not spec.answers:
         return ""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}})
 
@@ -63,7 +64,7 @@ class Helper:
         name = str(event.get("hook_event_name") or "")
         env = request.get("env") if isinstance(request.get("env"), dict) else {}
         try:
-            context, note = await self.events.handle(name, event, env, str(request.get("cwd") or ""))
+            context, note = await self.events.handle(host, name, event, env, str(request.get("cwd") or ""))
         except HookError as exc:
             log.warning("hook_refused", event=name, reason=str(exc)[:300])
             return {"stdout": "", "note": str(exc)}

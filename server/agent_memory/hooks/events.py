@@ -29,11 +29,9 @@ from agent_memory.core.model.text import check_text
 from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
 from agent_memory.core.sessions.extract import Turn as LoggedTurn
+from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
 from agent_memory.hooks.transcript import Turn, read_new
 
-RECALL_EVENTS = {"SessionStart", "UserPromptSubmit"}
-CAPTURE_EVENTS = {"Stop", "PreCompact", "SessionEnd", "SubagentStop"}
-REFLECT_EVENTS = {"PreCompact", "SessionEnd"}
 LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 MAX_QUERY_CHARS = 4000
 START_ENTRY_CHARS = 300
@@ -117,32 +115,38 @@ class HookEvents:
         project = project_name(directory, self._s.project)
         return f"{self._s.agent_id}/{project}", f"{self._s.team}/{project}"
 
-    async def handle(self, name: str, event: dict[str, Any], env: dict[str, str], cwd: str) -> tuple[str, str]:
-        """(context for the host, a note for stderr); either may be empty. `name` is Claude Code's
-        event name or Gemini CLI's (BeforeAgent: a prompt; AfterAgent: a prompt and its response;
-        PreCompress)."""
+    async def handle(self, host: str, name: str, event: dict[str, Any], env: dict[str, str], cwd: str
+                     ) -> tuple[str, str]:
+        """(context for the host, a note for stderr); either may be empty. What `host`'s event
+        `name` does is its role in the host's table (`hosts.py`); an event it does not name does
+        nothing."""
+        spec = event_of(host, name)
+        if spec is None:
+            return "", ""
         mine, ours = self._namespaces(event, env, cwd)
-        if name in ("UserPromptSubmit", "BeforeAgent"):
-            return await self._prompt(event, mine, ours), ""
-        if name == "SessionStart":
+        session = host_session(event.get("session_id"))
+        if spec.role == "prompt":
+            return await self._prompt(event, session, mine, ours), ""
+        if spec.role == "start":
             return await self._start(mine, ours), ""
-        if name == "AfterAgent":  # Gemini CLI's transcript is not Claude's JSONL: the turn comes in the event
+        if spec.role == "turn":  # Gemini CLI's transcript is not Claude's JSONL: the turn comes in the event
             turns = [Turn(role, str(event.get(key) or ""), _at(event), None)
                      for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
-            await self._log(host_session(event.get("session_id")), mine, turns)
+            await self._log(session, mine, turns)
             return "", ""
-        if name == "PreCompress" or (name == "SessionEnd" and not event.get("transcript_path")):
-            return "", await self._reflect(host_session(event.get("session_id")), mine)
-        if name in CAPTURE_EVENTS:
-            return "", await self._capture(name, event, mine)
-        return "", ""
+        notes = [await self._logged(event, session, mine)] if reads_transcript(host) else []
+        if spec.role in REFLECT_ROLES:
+            notes.append(await self._reflect(session, mine))
+        return "", "; ".join(n for n in notes if n)
 
-    async def _prompt(self, event: dict[str, Any], mine: str, ours: str) -> str:
+    async def _prompt(self, event: dict[str, Any], session: str, mine: str, ours: str) -> str:
+        """What memory holds about the prompt, but the turns of this very session (they are in the
+        host's context already; its compaction summaries are not)."""
         prompt = " ".join(str(event.get("prompt") or "").split())[:MAX_QUERY_CHARS]
         if not prompt:
             return ""
         request = RetrievalRequest(query=prompt, namespaces=(mine, self._s.agent_id, ours, self._s.team),
-                                   max_chars=self._s.budget_chars)
+                                   max_chars=self._s.budget_chars, leave_out_session=session)
         try:
             check_text(prompt, "query")  # the text rule, as at every edge (core/model/text.py)
             found = await self._door.recall.retrieve(self._call("memory_retrieve"), request)
@@ -168,10 +172,9 @@ class HookEvents:
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _capture(self, name: str, event: dict[str, Any], namespace: str) -> str:
+    async def _logged(self, event: dict[str, Any], session: str, namespace: str) -> str:
+        """The transcript's turns not logged yet, logged."""
         path = event.get("transcript_path")
-        session = host_session(event.get("session_id"))
-        notes: list[str] = []
         if isinstance(path, str) and path:
             key = f"{namespace}\n{session}\n{path}"
             async with self._offsets.lock(key):
@@ -180,9 +183,7 @@ class HookEvents:
                 await self._log(session, namespace, turns)
                 if new_offset != offset:
                     self._offsets.put(key, new_offset)
-        if name in REFLECT_EVENTS:
-            notes.append(await self._reflect(session, namespace))
-        return "; ".join(n for n in notes if n)
+        return ""
 
     async def _reflect(self, session: str, namespace: str) -> str:
         try:

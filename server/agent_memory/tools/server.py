@@ -96,8 +96,9 @@ def _outcome(data: dict[str, Any]) -> tuple[str, bool]:
 
 
 class Dispatcher:
-    def __init__(self, tools: Sequence[ToolSpec]) -> None:
+    def __init__(self, tools: Sequence[ToolSpec], *, hooks_capture: bool = False) -> None:
         self._tools = {spec.name: spec for spec in tools}
+        self._prompts = prompts.offered(hooks_capture)
         # Built once: schema generation costs milliseconds, and the SDK's modern HTTP path looks
         # up a tool's input schema on every tools/call.
         self._definitions = {spec.name: spec.definition() for spec in tools}
@@ -175,7 +176,7 @@ class Dispatcher:
     async def list_prompts(self, ctx: ServerRequestContext[ServerState, Any], params: PaginatedRequestParams | None
                            ) -> ListPromptsResult:
         try:
-            return ListPromptsResult(prompts=prompts.listed(_caller(ctx)))
+            return ListPromptsResult(prompts=prompts.listed(_caller(ctx), self._prompts))
         except DomainError as error:
             info = to_error_info(error)
             raise MCPError(INVALID_PARAMS, info.message, info.model_dump(mode="json")) from None
@@ -185,7 +186,7 @@ class Dispatcher:
         """A JSON-RPC error (INVALID_PARAMS, with the code and details of the tools' errors) for an
         unknown prompt, a missing or malformed argument, a refused identity or skill."""
         try:
-            return prompts.render(_caller(ctx), params.name, params.arguments)
+            return prompts.render(_caller(ctx), params.name, params.arguments, self._prompts)
         except DomainError as error:
             info = to_error_info(error)
             log.info("prompt_refused", prompt=_client_text(params.name, 64), code=info.code)
@@ -229,7 +230,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     `defer_vectors` (stdio): the vector runtime starts loading once `tools/list` has been answered,
     at the first call or resource read, or VECTORS_AT_THE_LATEST_SECONDS after the store opened,
     whichever comes first, so that the load does not compete with the host's handshake."""
-    dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools])
+    dispatcher = Dispatcher([*BUILTIN_TOOLS, *extra_tools], hooks_capture=settings.hooks_capture)
 
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
@@ -239,7 +240,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     return Server(
         "agent-memory",
         version=__version__,
-        instructions=prompts.INSTRUCTIONS,
+        instructions=prompts.instructions(hooks_capture=settings.hooks_capture),
         lifespan=lifespan,
         get_tool_input_schema=dispatcher.input_schema,
         on_list_tools=dispatcher.list_tools,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+COMPACTION_TAG = "compaction"  # the tag of a compaction summary (one entry standing in for older turns)
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:

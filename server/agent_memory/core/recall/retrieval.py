@@ -14,6 +14,8 @@ from agent_memory.core.memories.lineage import replaced_facts
 from agent_memory.core.model.audit import audit_event
 from agent_memory.core.model.clock import format_ts
 from agent_memory.core.model.commands import Call
+from agent_memory.core.model.models import Entry, Layer
+from agent_memory.core.model.statements import COMPACTION_TAG
 from agent_memory.core.ports import AuditSink, RetrievalStore, SemanticIndex
 from agent_memory.core.ports.lineage import LineageStore
 from agent_memory.core.recall.budget import allocate
@@ -95,7 +97,8 @@ class RetrievalService:
 
     def _rank(self, call: Call, planned: Plan, found: Gathered) -> list[Candidate]:
         # Defence in depth: whatever the stores returned, only entries the gate allows survive.
-        allowed = [c for c in found.candidates.values() if can_read(call.caller, c.entry, planned.areas)]
+        allowed = [c for c in found.candidates.values() if can_read(call.caller, c.entry, planned.areas)
+                   and not _own_turn(c.entry, planned.leave_out_session)]
         return rank(allowed, names=mentioned_names(planned.query), weights=self._settings.weights,
                     now_epoch=planned.now.timestamp(), use_keyword=found.use_keyword,
                     use_semantic=found.use_semantic)
@@ -121,6 +124,12 @@ class RetrievalService:
             await self._audit.record(audit_event(call, "memory_retrieval", item.entry.scope, item.entry.namespace,
                                                  item.entry.id, "ok", stamp))
         return items
+
+
+def _own_turn(entry: Entry, session_id: str | None) -> bool:
+    """A turn logged in `session_id` (its compaction summaries are not turns)."""
+    return (session_id is not None and entry.session_id == session_id and entry.layer is Layer.SESSION
+            and COMPACTION_TAG not in entry.tags)
 
 
 def _fit(planned: Plan, kept: list[Candidate]) -> Fitted:

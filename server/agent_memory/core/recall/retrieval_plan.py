@@ -42,6 +42,9 @@ class RetrievalRequest:
     include_superseded: bool = False
     budget_shares: Shares | None = None  # the budget split by tier (core/recall/budget.py)
     domains: tuple[Domain, ...] = ()  # only memories of these domains (empty: any, or none)
+    # The turns of this session are left out (not its compaction summaries): a host hook recalling for
+    # a prompt of the session, whose own turns are in the host's context already. Not on the wire.
+    leave_out_session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class Plan:
     relative_floor: float
     shares: Shares | None
     now: datetime
+    leave_out_session: str | None = None
 
     @property
     def keyword(self) -> bool:
@@ -103,7 +107,8 @@ def plan(call: Call, request: RetrievalRequest, defaults: RetrievalDefaults, dep
         per_entry_max_chars=request.per_entry_max_chars or defaults.per_entry_max_chars,
         min_score=defaults.min_score if request.min_score is None else request.min_score,
         relative_floor=_relative_floor(request, defaults),
-        shares=defaults.budget_shares if request.budget_shares is None else request.budget_shares, now=now)
+        shares=defaults.budget_shares if request.budget_shares is None else request.budget_shares, now=now,
+        leave_out_session=request.leave_out_session)
 
 
 def _relative_floor(request: RetrievalRequest, defaults: RetrievalDefaults) -> float:

@@ -28,6 +28,7 @@ from agent_memory.core.model.errors import Forbidden, InvalidParams, NotImplemen
 from agent_memory.core.model.ids import new_entry_id, new_etag
 from agent_memory.core.model.models import Access, Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.model.rules import check_namespace, normalise_timestamp
+from agent_memory.core.model.statements import COMPACTION_TAG
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
 from agent_memory.core.sessions.extract import ROLES, Turn
 from agent_memory.core.sessions.summary import Rarity, chunk, summarise
@@ -35,7 +36,6 @@ from agent_memory.core.sessions.summary import Rarity, chunk, summarise
 MAX_TURNS_PER_CALL = 100
 SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 NAME = re.compile(r"^[\w .@-]{1,64}\Z", re.UNICODE)
-COMPACTION_TAG = "compaction"
 
 
 @dataclass(frozen=True, slots=True)
