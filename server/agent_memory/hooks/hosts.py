@@ -1,7 +1,8 @@
 """What each host's hook events are and what the hooks do with them: one table per host, read by
 `setup` (what it installs, with the host's own timeout) and by the hook command and its helper
 (how long a hook may take, what is spooled when the helper is not ready, what each event does,
-which answer the host reads). Standard library only: the hook command imports it.
+which answer the host reads). Standard library only, and light (named tuples, not dataclasses, whose import costs the hook
+command some 15 ms): the hook command imports it.
 
 Roles:
 - `start`: a session starts: the project's rules, facts and last summary are added to its context;
@@ -17,7 +18,7 @@ is spooled for it, so a cold start loses nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 RECALL_ROLES = frozenset({"start", "prompt"})
 CAPTURE_ROLES = frozenset({"turns", "turn", "compact", "end"})
@@ -26,8 +27,7 @@ MARGIN = 0.7  # our own limit: this share of the host's timeout (the rest: start
 MAX_SHARE = 0.8  # ... and never more than this share
 
 
-@dataclass(frozen=True, slots=True)
-class HookEvent:
+class HookEvent(NamedTuple):
     name: str  # the host's event name
     role: str  # see the module's docstring
     host_timeout: float  # seconds; what setup installs (in the host's unit)
@@ -43,8 +43,7 @@ class HookEvent:
         return self.role in RECALL_ROLES
 
 
-@dataclass(frozen=True, slots=True)
-class HookHost:
+class HookHost(NamedTuple):
     events: tuple[HookEvent, ...]
     timeout_unit: float  # host units a second: 1 (seconds) or 1000 (milliseconds)
     matcher: bool  # each group names a matcher ("" for all)
