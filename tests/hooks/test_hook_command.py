@@ -4,6 +4,8 @@ hook helper it starts, a real SQLite store, and the memory read back through the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -173,7 +175,28 @@ def test_a_bad_host_or_configuration_exits_0_with_one_line(hooks: HookRunner, tm
     assert (done.returncode, done.stdout) == (0, "") and len(done.stderr.strip().splitlines()) == 1
     done = hooks.run({"hook_event_name": "UserPromptSubmit", "prompt": "hello there", "cwd": str(tmp_path)},
                      env={"MEMORY_SYSTEM_TYPE": "sys9", "MEMORY_HOOK_TIME_LIMIT": "3"})
-    assert (done.returncode, done.stdout) == (0, "") and len(done.stderr.strip().splitlines()) == 1
+    assert done.returncode == 0 and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_failing_hook_says_why_where_the_user_looks(hooks: HookRunner, tmp_path: Path) -> None:
+    """Seen before: an invalid setting made every hook fail, the host showed nothing and
+    `agent-memory warnings` said "none kept". Now: the host's message line, and the warnings."""
+    warnings = [sys.executable, "-m", "agent_memory", "warnings"]
+    quiet = subprocess.run(warnings, capture_output=True, text=True, timeout=60, env=hooks.env)
+    assert (quiet.returncode, quiet.stdout.split(":")[0]) == (0, "warnings"), quiet.stderr
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "the deploy password is hunter2", "cwd": str(tmp_path)}
+    done = hooks.run(prompt, env={"MEMORY_SYSTEM_TYPE": "sys9", "MEMORY_HOOK_TIME_LIMIT": "3"})
+    assert done.returncode == 0 and len(done.stderr.strip().splitlines()) == 1
+    shown = json.loads(done.stdout)["systemMessage"]  # Claude Code and Gemini CLI show it to the user
+    assert shown.startswith("agent-memory: ") and "sys9" in shown and "agent-memory warnings" in shown
+    listed = subprocess.run(warnings, capture_output=True, text=True, timeout=60, env=hooks.env)
+    assert listed.returncode == 1 and "hook failures: 1" in listed.stdout
+    assert "claude-code UserPromptSubmit:" in listed.stdout and "sys9" in listed.stdout
+    assert "hunter2" not in listed.stdout + shown  # never the event's content
+    again = subprocess.run(warnings, capture_output=True, text=True, timeout=60, env=hooks.env)
+    assert again.returncode == 0  # seen: only what is new is listed
+    files = list((hooks.runtime / "agent-memory").glob("hook-failures.jsonl"))
+    assert files and files[0].stat().st_mode & 0o077 == 0
 
 
 async def test_a_capture_event_the_helper_cannot_take_in_time_is_queued_not_lost(

@@ -255,23 +255,36 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
 def warnings(options: argparse.Namespace, settings: Settings) -> int:
     from agent_memory.application.inspection import warnings_since_last_call
+    from agent_memory.hooks.client import failures_since_last_call
 
     if settings.log_dir is None:
         print("agent-memory: the list store keeps no log file", file=sys.stderr)
         return EXIT_USAGE
     report = warnings_since_last_call(settings.log_dir, everything=options.all)
+    hooks = failures_since_last_call(everything=options.all)  # this user's hooks, whatever their settings
     since = "kept" if options.all or report.since is None else f"since {report.since}"
-    if not report.lines:
+    if not report.lines and not hooks:
         print(f"warnings: none {since}")
         return EXIT_OK
-    errors = sum(1 for line in report.lines if line.get("level") in ("error", "critical"))
-    print(f"warnings: {len(report.lines) - errors} warnings and {errors} errors {since}")
-    for level, event, count, last in report.summary():
-        print(f"  {count:>5}  {level:<8} {event}  (last {last})")
-    if options.lines > 0:
-        print("latest:")
-        for line in report.lines[-options.lines:]:
-            print("  " + json.dumps(line, ensure_ascii=False))
+    if hooks:
+        print(f"hook failures: {len(hooks)} (this user's `agent-memory hook` runs, any settings)")
+        seen: dict[tuple[str, str, str], list] = {}
+        for line in hooks:
+            key = (str(line.get("host", "")), str(line.get("hook_event", "")), str(line.get("reason", "")))
+            seen.setdefault(key, [0, ""])
+            seen[key][0] += 1
+            seen[key][1] = str(line.get("timestamp", ""))
+        for (host, event, reason), (count, last) in seen.items():
+            print(f"  {count:>5}  {host} {event or '?'}: {reason}  (last {last})")
+    if report.lines:
+        errors = sum(1 for line in report.lines if line.get("level") in ("error", "critical"))
+        print(f"warnings: {len(report.lines) - errors} warnings and {errors} errors {since}")
+        for level, event, count, last in report.summary():
+            print(f"  {count:>5}  {level:<8} {event}  (last {last})")
+        if options.lines > 0:
+            print("latest:")
+            for line in report.lines[-options.lines:]:
+                print("  " + json.dumps(line, ensure_ascii=False))
     return EXIT_FAILED
 
 

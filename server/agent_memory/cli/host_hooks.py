@@ -116,6 +116,10 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
             return EXIT_USAGE
         servers_file = hooks_file = Path(options.setup_file).expanduser()
     name = options.setup_name
+    if options.setup_check:
+        from agent_memory.cli.hook_check import check
+
+        return check(options.host, hooks_file, name)
     args = entry.get("args", [])
     identity = args[args.index("serve") + 1:] if "serve" in args else []
     # The hooks capture the sessions: the server's instructions then do not ask the model to as well.

@@ -33,7 +33,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "first. Claude Code and Gemini CLI also get hooks running `agent-memory hook HOST` (project "
                     "scope: .mcp.json and .claude/settings.json, or .gemini/settings.json, in the current directory; "
                     "user scope: ~/.claude.json and ~/.claude/settings.json, or ~/.gemini/settings.json). "
-                    "Exit codes: 0 done, 1 a file cannot be read or written, 2 invalid arguments.")
+                    "With --check, runs the installed hooks against a probe event each. Exit codes: 0 done (--check: "
+                    "every hook works), 1 a file cannot be read or written (--check: a hook is missing or fails), "
+                    "2 invalid arguments.")
     setup.add_argument("host", choices=sorted(HOSTS))
     setup.add_argument("--agent-id", dest="setup_agent_id", metavar="ID",
                        help="the agent's id (default: the host's name; vscode-copilot for vscode)")
@@ -43,6 +45,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--name", dest="setup_name", metavar="NAME", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
+    setup.add_argument("--check", dest="setup_check", action="store_true",
+                       help="claude-code, gemini-cli: run the installed hooks against a probe event each and say "
+                            "what works (stores nothing)")
     setup.add_argument("--file", dest="setup_file", metavar="FILE",
                        help="the file to merge into instead of the host's usual one "
                             "(not for claude-code, which writes two)")
@@ -93,8 +98,9 @@ def run(options: argparse.Namespace) -> int:
     entry = server_entry(host, command, caller.agent_id, caller.system_type.value, caller.team)
     if options.host in host_hooks.HOOK_HOSTS:
         return host_hooks.run(options, host, entry, command)
-    if options.setup_scope:
-        print(f"agent-memory: setup: --scope is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
+    if options.setup_scope or options.setup_check:
+        flag = "--scope" if options.setup_scope else "--check"
+        print(f"agent-memory: setup: {flag} is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
         return EXIT_USAGE
     target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)
     if not options.write:

@@ -32,8 +32,18 @@ MAX_LOG_BYTES = 5_000_000
 HOSTS = tuple(HOOK_HOSTS)
 
 
+FAILURES_FILE = "hook-failures.jsonl"  # in the runtime directory: what `agent-memory warnings` shows
+MAX_FAILURES_BYTES = 256_000  # then the file is kept as .1 and a new one begun
+
+
 class HookFailed(Exception):
-    """Why this hook did nothing (one line for stderr)."""
+    """Why this hook did nothing (one line for stderr). `expected`: nothing is wrong (the helper
+    is starting); `shown`: the user can act on it, so the host is asked to show it too."""
+
+    def __init__(self, message: str, *, expected: bool = False, shown: bool = True) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.shown = shown and not expected
 
 
 def runtime_dir() -> Path:
@@ -97,7 +107,7 @@ def _ask(path: Path, request: bytes, deadline: float) -> dict:
             try:
                 chunk = conn.recv(65536)
             except TimeoutError:
-                raise HookFailed("the hook helper did not answer in time") from None
+                raise HookFailed("the hook helper did not answer in time", shown=False) from None
             if not chunk:
                 break
             size += len(chunk)
@@ -172,8 +182,8 @@ def deliver(request: bytes, host: str, event_name: str, config: str | None, dead
     spec = event_of(host, event_name)
     if spec is not None and spec.captures:
         _spool(path, request)
-        raise HookFailed("the hook helper is starting; this event is queued for it")
-    raise HookFailed("the hook helper is starting; no memory this time")
+        raise HookFailed("the hook helper is starting; this event is queued for it", expected=True)
+    raise HookFailed("the hook helper is starting; no memory this time", expected=True)
 
 
 def _flags(args: list[str]) -> tuple[str | None, dict[str, str]]:
@@ -200,23 +210,85 @@ def _flags(args: list[str]) -> tuple[str | None, dict[str, str]]:
     return config, settings
 
 
+def record_failure(host: str, event_name: str, reason: str) -> None:
+    """One JSON line in this user's runtime directory, which `agent-memory warnings` reads: when,
+    which host and event, and why (the reason is ours or a tool's error, never the event's text)."""
+    try:
+        path = runtime_dir() / FAILURES_FILE
+        if path.exists() and path.stat().st_size > MAX_FAILURES_BYTES:
+            os.replace(path, path.with_name(FAILURES_FILE + ".1"))
+        now = time.time()
+        stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now))}.{int(now % 1 * 1e6):06d}Z"
+        line = json.dumps({"timestamp": stamp, "level": "warning",
+                           "event": "hook_failed", "host": host[:40], "hook_event": event_name[:40],
+                           "reason": reason[:300]})
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+    except (OSError, HookFailed):  # nowhere private to write: stderr has said it
+        pass
+
+
+def failures_since_last_call(*, everything: bool = False) -> list[dict]:
+    """The hook failures recorded since the previous call (all kept, with `everything`), oldest
+    first; remembers how far it read (`hook-failures.seen` beside them)."""
+    try:
+        directory = runtime_dir()
+    except HookFailed:
+        return []
+    seen = directory / (FAILURES_FILE + ".seen")
+    try:
+        since = "" if everything else seen.read_text().strip()
+    except OSError:
+        since = ""
+    found = []
+    for path in (directory / (FAILURES_FILE + ".1"), directory / FAILURES_FILE):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for text in lines:
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(line, dict) and str(line.get("timestamp", "")) > since:
+                found.append(line)
+    if found:
+        part = seen.with_suffix(".part")
+        part.write_text(max(str(line.get("timestamp", "")) for line in found))
+        os.replace(part, seen)
+    return found
+
+
+def _fail(host: str, event_name: str, reason: str, *, shown: bool, printed: bool) -> None:
+    """A failure said where a user looks: one stderr line, the host's own message line (its
+    `systemMessage`, which Claude Code and Gemini CLI show the user) unless the hook printed
+    context already, and the failures `agent-memory warnings` lists."""
+    print(f"agent-memory hook: {reason[:500]}", file=sys.stderr)
+    record_failure(host, event_name, reason)
+    if shown and not printed and host in HOOK_HOSTS:
+        sys.stdout.write(json.dumps({"systemMessage": f"agent-memory: {reason[:200]} (agent-memory warnings)"}))
+        sys.stdout.flush()
+
+
 def main(args: list[str]) -> int:
     """`agent-memory hook HOST [--config FILE]`: always exits 0 (a hook must never break its host)."""
     started = time.monotonic()
+    host, name, printed = (args[0] if args else ""), "", False
     try:
         if not args or args[0] not in HOSTS:
             raise HookFailed(f"usage: agent-memory hook {{{','.join(HOSTS)}}} [--config FILE] [--SETTING VALUE ...] "
                              "(event JSON on stdin)")
-        host = args[0]
         raw = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
         if len(raw) > MAX_EVENT_BYTES:
-            raise HookFailed("the event on stdin is too large")
+            raise HookFailed("the event on stdin is too large", shown=False)
         try:
             event = json.loads(raw or b"{}")
         except ValueError:
-            raise HookFailed("the event on stdin is not JSON") from None
+            raise HookFailed("the event on stdin is not JSON", shown=False) from None
         if not isinstance(event, dict):
-            raise HookFailed("the event on stdin is not a JSON object")
+            raise HookFailed("the event on stdin is not a JSON object", shown=False)
         name = str(event.get("hook_event_name") or "")
         env = {k: os.environ[k] for k in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR") if k in os.environ}
         request = json.dumps({"v": PROTOCOL, "host": host, "event": event, "env": env,
@@ -228,11 +300,15 @@ def main(args: list[str]) -> int:
         if isinstance(out, str) and out:
             sys.stdout.write(out)
             sys.stdout.flush()
+            printed = True
         note = answer.get("note")
-        if isinstance(note, str) and note:
-            print(f"agent-memory hook: {note[:500]}", file=sys.stderr)
+        if isinstance(note, str) and note:  # the helper did part of the work and a tool refused the rest
+            _fail(host, name, note, shown=True, printed=printed)
     except HookFailed as exc:
-        print(f"agent-memory hook: {exc}", file=sys.stderr)
+        if exc.expected:
+            print(f"agent-memory hook: {exc}", file=sys.stderr)
+        else:
+            _fail(host, name, str(exc), shown=exc.shown, printed=printed)
     except Exception as exc:  # never a traceback into the host
-        print(f"agent-memory hook: failed ({type(exc).__name__})", file=sys.stderr)
+        _fail(host, name, f"failed ({type(exc).__name__})", shown=True, printed=printed)
     return 0

@@ -1,8 +1,8 @@
 """What each host's hook events are and what the hooks do with them: one table per host, read by
 `setup` (what it installs, with the host's own timeout) and by the hook command and its helper
 (how long a hook may take, what is spooled when the helper is not ready, what each event does,
-which answer the host reads). Standard library only, and light (named tuples, not dataclasses, whose import costs the hook
-command some 15 ms): the hook command imports it.
+which answer the host reads). Standard library only, and light (named tuples, not dataclasses,
+whose import costs the hook command some 15 ms): the hook command imports it.
 
 Roles:
 - `start`: a session starts: the project's rules, facts and last summary are added to its context;
