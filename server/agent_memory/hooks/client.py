@@ -210,7 +210,7 @@ def _flags(args: list[str]) -> tuple[str | None, dict[str, str]]:
     return config, settings
 
 
-def record_failure(host: str, event_name: str, reason: str) -> None:
+def record_failure(host: str, event_name: str, reason: str) -> bool:
     """One JSON line in this user's runtime directory, which `agent-memory warnings` reads: when,
     which host and event, and why (the reason is ours or a tool's error, never the event's text)."""
     try:
@@ -226,7 +226,8 @@ def record_failure(host: str, event_name: str, reason: str) -> None:
         with os.fdopen(fd, "a", encoding="utf-8") as out:
             out.write(line + "\n")
     except (OSError, HookFailed):  # nowhere private to write: stderr has said it
-        pass
+        return False
+    return True
 
 
 def failures_since_last_call(*, everything: bool = False) -> list[dict]:
@@ -266,9 +267,9 @@ def _fail(host: str, event_name: str, reason: str, *, shown: bool, printed: bool
     `systemMessage`, which Claude Code and Gemini CLI show the user) unless the hook printed
     context already, and the failures `agent-memory warnings` lists."""
     print(f"agent-memory hook: {reason[:500]}", file=sys.stderr)
-    record_failure(host, event_name, reason)
+    listed = " (agent-memory warnings)" if record_failure(host, event_name, reason) else ""
     if shown and not printed and host in HOOK_HOSTS:
-        sys.stdout.write(json.dumps({"systemMessage": f"agent-memory: {reason[:200]} (agent-memory warnings)"}))
+        sys.stdout.write(json.dumps({"systemMessage": f"agent-memory: {reason[:200]}{listed}"}))
         sys.stdout.flush()
 
 
