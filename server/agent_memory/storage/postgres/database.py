@@ -10,6 +10,8 @@ caller waits for it to finish (it is never left half-done), as on SQLite.
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import TypeVar
@@ -19,6 +21,7 @@ import anyio
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+RETRIES = 3  # runs again of a transaction a deadlock (or a serialisation failure) stopped
 T = TypeVar("T")
 
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -102,11 +105,23 @@ class PostgresDatabase:
 
     async def transact(self, work: Callable[[psycopg.Connection], T]) -> T:
         """Run `work(connection)` inside BEGIN ... COMMIT on a worker thread; roll back and
-        re-raise if it raises."""
+        re-raise if it raises. A transaction PostgreSQL chose as a deadlock's victim (or failed to
+        serialise) is run again from the start, up to RETRIES times after a short random pause:
+        two writers touching the same rows in different orders (pruning deleting a namespace's
+        oldest entries while a reflection marks some of them superseded) then both finish, as
+        they would one after the other. `work` is a pure transaction body (see
+        `core.ports.WriteTransaction`): running it again is safe."""
 
         def run() -> T:
-            with self._pool.connection() as conn, conn.transaction():
-                return work(conn)
+            for attempt in range(RETRIES + 1):
+                try:
+                    with self._pool.connection() as conn, conn.transaction():
+                        return work(conn)
+                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                    if attempt == RETRIES:
+                        raise
+                    time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))  # noqa: S311 - jitter, not secrets
+            raise AssertionError("unreachable")
 
         return await anyio.to_thread.run_sync(run)
 
