@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agent_memory.core.recall.context import CLOSE, OPEN
+from agent_memory.core.recall.context import CLOSE, OPEN, RULES_CLOSE, RULES_OPEN
 from tests.conftest import Agent, identity
 from tests.tools.test_retrieve import retrieve
 
@@ -55,10 +55,16 @@ async def test_injection_payloads_come_back_framed_as_data(agent: Agent) -> None
 
 
 async def test_a_team_memory_names_its_author_and_namespace(agent: Agent) -> None:
+    """A rule the team set (bob, sys3, writes the team's rules) is a standing rule, in its own block
+    first; a fact is quoted data. Each line names who wrote it, when and where."""
     bob = agent.as_(identity("bob", "sys3", "red"))
     note = await bob.create("Narwhal releases freeze on Fridays.", scope="team", namespace="red/ops", layer="meta")
+    fact = await bob.create("Narwhal releases ship from the forge runner.", scope="team", namespace="red/ops",
+                            layer="long_term")
     reader = agent.as_(identity("carol", "sys1", "red"))
     failed, data = await retrieve(reader, query="narwhal", mode="keyword")
     assert not failed and data["context"] == (
-        f"{OPEN}\n- [team/meta {note['id']} {note['created_at'][:10]} by bob in red/ops] "
-        f"Narwhal releases freeze on Fridays.\n{CLOSE}")
+        f"{RULES_OPEN}\n- [team/meta {note['id']} {note['created_at'][:10]} by bob in red/ops] "
+        f"Narwhal releases freeze on Fridays.\n{RULES_CLOSE}\n"
+        f"{OPEN}\n- [team/long_term {fact['id']} {fact['created_at'][:10]} by bob in red/ops] "
+        f"Narwhal releases ship from the forge runner.\n{CLOSE}")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.models import Scope
-from agent_memory.core.recall.context import FRAME_CHARS, ContextLine, frame, render_line
+from agent_memory.core.recall.context import ContextLine, frame, frame_cost, render_line, standing
 
 TIERS = (Scope.AGENT, Scope.TEAM, Scope.GLOBAL)
 FIELD = "budget_shares"
@@ -105,7 +105,7 @@ def allocate(lines: list[ContextLine], budget: int, shares: Shares) -> tuple[str
     that still fits), until no line fits. The lines keep their order."""
     rendered = [render_line(line) for line in lines]
     cost = [len(text) + 1 for text in rendered]
-    room = budget - FRAME_CHARS
+    room = budget - frame_cost(any(standing(line.entry) for line in lines), True)
     demand = {tier: 0 for tier in TIERS}
     for line, size in zip(lines, cost, strict=True):
         demand[line.entry.scope] += size
@@ -132,4 +132,5 @@ def allocate(lines: list[ContextLine], budget: int, shares: Shares) -> tuple[str
         spent[lines[i].entry.scope] += cost[i]
         left -= cost[i]
     kept = sorted(chosen)
-    return frame([rendered[i] for i in kept]), [lines[i] for i in kept], len(lines) - len(kept)
+    used = [lines[i] for i in kept]
+    return frame([rendered[i] for i in kept], used), used, len(lines) - len(kept)
