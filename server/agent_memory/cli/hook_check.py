@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, SetupError, load_object
+from agent_memory.cli.host_hooks import is_ours
 from agent_memory.hooks.hosts import HOSTS, HookEvent
 
 PROBE_SESSION = "agent-memory-check"
@@ -26,8 +27,6 @@ COLD_WAIT_SECONDS = 40.0  # a helper starting on this machine loads the embeddin
 
 def installed_commands(data: dict, event: str, server_name: str) -> list[str]:
     """The commands of agent-memory's hooks under `event` in a host's hooks file."""
-    from agent_memory.cli.host_hooks import is_ours
-
     groups = (data.get("hooks") or {}).get(event) if isinstance(data.get("hooks"), dict) else None
     return [h["command"] for group in groups or [] if isinstance(group, dict)
             for h in group.get("hooks") or [] if is_ours(h, server_name) and h.get("type") == "command"]

@@ -107,6 +107,13 @@ def put_hooks(path: Path, data: dict, groups: dict[str, dict], server_name: str)
     return replaced
 
 
+def hooks_file(options: argparse.Namespace) -> Path:
+    """The file of hooks `setup` works on: --file, else the host's for --scope."""
+    if options.setup_file:
+        return Path(options.setup_file).expanduser()
+    return host_files(options.host, options.setup_scope or "project")[1]
+
+
 def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]) -> int:
     servers_file, hooks_file = host_files(options.host, options.setup_scope or "project")
     if options.setup_file:
@@ -116,10 +123,6 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
             return EXIT_USAGE
         servers_file = hooks_file = Path(options.setup_file).expanduser()
     name = options.setup_name
-    if options.setup_check:
-        from agent_memory.cli.hook_check import check
-
-        return check(options.host, hooks_file, name)
     args = entry.get("args", [])
     identity = args[args.index("serve") + 1:] if "serve" in args else []
     # The hooks capture the sessions: the server's instructions then do not ask the model to as well.

@@ -10,7 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from agent_memory.cli import host_hooks
+from agent_memory.cli import hook_check, host_hooks
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Host, SetupError, merge_into
 
 HOSTS = {
@@ -97,6 +97,8 @@ def run(options: argparse.Namespace) -> int:
     command = installed_command()
     entry = server_entry(host, command, caller.agent_id, caller.system_type.value, caller.team)
     if options.host in host_hooks.HOOK_HOSTS:
+        if options.setup_check:
+            return hook_check.check(options.host, host_hooks.hooks_file(options), options.setup_name)
         return host_hooks.run(options, host, entry, command)
     if options.setup_scope or options.setup_check:
         flag = "--scope" if options.setup_scope else "--check"
