@@ -169,7 +169,7 @@ def standing(entry: Entry) -> bool:
     conflict copy. Text captured from a session (its turns and summaries), distilled by reflection,
     logged from a tool or imported is never one: it stays quoted data, whatever it says. Who may
     write one is the write gate's answer: an agent in its own memory (it acts for its user), the
-    team's writers in team scope, operators and sys5 in global scope."""
+    team's writers in team scope, operators and sys4 in global scope."""
     return (entry.source is Source.MANUAL and entry.layer is not Layer.SESSION and not entry.conflict
             and (entry.layer is Layer.META or entry.domain is Domain.USER_PREF))
 
