@@ -25,13 +25,6 @@ def hooks(tmp_path: Path) -> Iterator[HookRunner]:
         runner.stop()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop-api"
-    (root / ".git").mkdir(parents=True)
-    return root
-
-
 def agent_memory(hooks: HookRunner, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "agent_memory", *args], capture_output=True, text=True,
                           timeout=180, env=hooks.env, cwd=project)

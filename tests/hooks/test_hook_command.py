@@ -41,14 +41,6 @@ def recalling(tmp_path: Path) -> Iterator[HookRunner]:
         runner.stop()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop-api"
-    (root / ".git").mkdir(parents=True)
-    (root / "src").mkdir()
-    return root
-
-
 def _settings(tmp_path: Path) -> Settings:
     return make_settings(tmp_path / "data", agent_id="dev")
 

@@ -70,23 +70,41 @@ class WarningsReport:
 
     def summary(self) -> list[tuple[str, str, int, str]]:
         """(level, event, count, last time) per kind, most frequent first."""
-        counts: Counter[tuple[str, str]] = Counter()
-        last: dict[tuple[str, str], str] = {}
+        return [(level, event, n, last) for (level, event), n, last in self.counted("level", "event")]
+
+    def counted(self, *fields: str) -> list[tuple[tuple[str, ...], int, str]]:
+        """(the values of `fields`, count, last time) per distinct values, most frequent first."""
+        counts: Counter[tuple[str, ...]] = Counter()
+        last: dict[tuple[str, ...], str] = {}
         for line in self.lines:
-            key = (str(line.get("level", "?")), str(line.get("event", "?")))
+            key = tuple(str(line.get(name, "?")) for name in fields)
             counts[key] += 1
             last[key] = str(line.get("timestamp", ""))
-        return [(level, event, n, last[(level, event)]) for (level, event), n in counts.most_common()]
+        return [(key, n, last[key]) for key, n in counts.most_common()]
 
 
 def warnings_since_last_call(log_dir: Path, *, everything: bool = False, remember: bool = True) -> WarningsReport:
     """WARNING and ERROR lines logged since the previous call (or all kept, with `everything`);
     remembers how far it read in `<log_dir>/warnings.seen` (not with `remember=False`: the
     memory console shows what is new without marking it seen)."""
-    seen_path = log_dir / SEEN_FILE
+    files = [log_dir / f"{LOG_FILE}.{n}" for n in range(LOG_FILE_BACKUPS, 0, -1)] + [log_dir / LOG_FILE]
+    return lines_since_last_call(files, log_dir / SEEN_FILE, everything=everything, remember=remember)
+
+
+def hook_failures_since_last_call(failures: Path, *, everything: bool = False) -> WarningsReport:
+    """The failures `agent-memory hook` recorded in `failures` (this user's, see
+    `hooks.client.record_failure`; its previous file beside it as `.1`) since the previous call,
+    or all kept; the mark is kept beside them as `.seen`."""
+    return lines_since_last_call([failures.with_name(failures.name + ".1"), failures],
+                                 failures.with_name(failures.name + ".seen"), everything=everything)
+
+
+def lines_since_last_call(files: list[Path], seen_path: Path, *, everything: bool = False,
+                          remember: bool = True) -> WarningsReport:
+    """The JSON lines of `files` (oldest first) stamped after the stamp kept in `seen_path` (all,
+    with `everything`); keeps the newest stamp read there unless `remember` is False."""
     since = None if everything or not seen_path.exists() else seen_path.read_text().strip() or None
     report = WarningsReport(since=since)
-    files = [log_dir / f"{LOG_FILE}.{n}" for n in range(LOG_FILE_BACKUPS, 0, -1)] + [log_dir / LOG_FILE]
     newest = since
     for path in files:
         if not path.exists():
@@ -97,12 +115,15 @@ def warnings_since_last_call(log_dir: Path, *, everything: bool = False, remembe
             except ValueError:
                 report.unreadable += 1
                 continue
+            if not isinstance(line, dict):
+                report.unreadable += 1
+                continue
             stamp = str(line.get("timestamp", ""))
             if since is not None and stamp <= since:
                 continue
             report.lines.append(line)
             newest = max(newest or stamp, stamp)
-    if remember and newest is not None and log_dir.exists():
+    if remember and newest is not None and seen_path.parent.exists():
         tmp = seen_path.with_suffix(".tmp")
         tmp.write_text(newest)
         os.replace(tmp, seen_path)

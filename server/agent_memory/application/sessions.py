@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from agent_memory.core.model.commands import Call
 from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.models import Domain
+from agent_memory.core.model.statements import Turn
 from agent_memory.core.ports import Distiller
-from agent_memory.core.sessions.extract import Turn
 from agent_memory.core.sessions.reflection import Reflection, ReflectionService
 from agent_memory.core.sessions.turns import Compaction, Logged, SessionService
 

@@ -254,27 +254,28 @@ def stats(options: argparse.Namespace, settings: Settings) -> int:
 
 
 def warnings(options: argparse.Namespace, settings: Settings) -> int:
-    from agent_memory.application.inspection import warnings_since_last_call
-    from agent_memory.hooks.client import failures_since_last_call
+    from agent_memory.application.inspection import (
+        WarningsReport,
+        hook_failures_since_last_call,
+        warnings_since_last_call,
+    )
+    from agent_memory.hooks.client import FAILURES_FILE, HookFailed, runtime_dir
 
     if settings.log_dir is None:
         print("agent-memory: the list store keeps no log file", file=sys.stderr)
         return EXIT_USAGE
     report = warnings_since_last_call(settings.log_dir, everything=options.all)
-    hooks = failures_since_last_call(everything=options.all)  # this user's hooks, whatever their settings
+    try:  # this user's hooks, whatever their settings
+        hooks = hook_failures_since_last_call(runtime_dir() / FAILURES_FILE, everything=options.all)
+    except HookFailed:  # no private runtime directory: no hook could record a failure there either
+        hooks = WarningsReport(since=None)
     since = "kept" if options.all or report.since is None else f"since {report.since}"
-    if not report.lines and not hooks:
+    if not report.lines and not hooks.lines:
         print(f"warnings: none {since}")
         return EXIT_OK
-    if hooks:
-        print(f"hook failures: {len(hooks)} (this user's `agent-memory hook` runs, any settings)")
-        seen: dict[tuple[str, str, str], list] = {}
-        for line in hooks:
-            key = (str(line.get("host", "")), str(line.get("hook_event", "")), str(line.get("reason", "")))
-            seen.setdefault(key, [0, ""])
-            seen[key][0] += 1
-            seen[key][1] = str(line.get("timestamp", ""))
-        for (host, event, reason), (count, last) in seen.items():
+    if hooks.lines:
+        print(f"hook failures: {len(hooks.lines)} (this user's `agent-memory hook` runs, any settings)")
+        for (host, event, reason), count, last in hooks.counted("host", "hook_event", "reason"):
             print(f"  {count:>5}  {host} {event or '?'}: {reason}  (last {last})")
     if report.lines:
         errors = sum(1 for line in report.lines if line.get("level") in ("error", "critical"))

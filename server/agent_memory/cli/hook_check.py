@@ -48,8 +48,7 @@ def probe_event(host: str, event: HookEvent, transcript: Path) -> dict:
 
 def run_probe(host: str, command: str, event: HookEvent, transcript: Path) -> tuple[bool, str]:
     """(works, what happened): one run, again while the helper is starting, up to COLD_WAIT_SECONDS."""
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": os.getcwd()} if host == "claude-code" else {
-        **os.environ, "GEMINI_PROJECT_DIR": os.getcwd()}
+    env = {**os.environ, "CLAUDE_PROJECT_DIR" if host == "claude-code" else "GEMINI_PROJECT_DIR": os.getcwd()}
     deadline = time.monotonic() + COLD_WAIT_SECONDS
     while True:
         started = time.monotonic()

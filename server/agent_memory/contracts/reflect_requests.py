@@ -9,8 +9,8 @@ from agent_memory.contracts.records import wire_record
 from agent_memory.contracts.reflect import MemoryReflectArgs
 from agent_memory.core.model.domains import domain_of
 from agent_memory.core.model.errors import InvalidParams
+from agent_memory.core.model.statements import Turn
 from agent_memory.core.ports import Distiller
-from agent_memory.core.sessions.extract import Turn
 from agent_memory.core.sessions.reflection import Reflection
 from agent_memory.core.sessions.turns import Compaction, Logged
 

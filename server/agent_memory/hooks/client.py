@@ -32,7 +32,7 @@ MAX_LOG_BYTES = 5_000_000
 HOSTS = tuple(HOOK_HOSTS)
 
 
-FAILURES_FILE = "hook-failures.jsonl"  # in the runtime directory: what `agent-memory warnings` shows
+FAILURES_FILE = "hook-failures.jsonl"  # in the runtime directory: `agent-memory warnings` reads it
 MAX_FAILURES_BYTES = 256_000  # then the file is kept as .1 and a new one begun
 
 
@@ -228,38 +228,6 @@ def record_failure(host: str, event_name: str, reason: str) -> bool:
     except (OSError, HookFailed):  # nowhere private to write: stderr has said it
         return False
     return True
-
-
-def failures_since_last_call(*, everything: bool = False) -> list[dict]:
-    """The hook failures recorded since the previous call (all kept, with `everything`), oldest
-    first; remembers how far it read (`hook-failures.seen` beside them)."""
-    try:
-        directory = runtime_dir()
-    except HookFailed:
-        return []
-    seen = directory / (FAILURES_FILE + ".seen")
-    try:
-        since = "" if everything else seen.read_text().strip()
-    except OSError:
-        since = ""
-    found = []
-    for path in (directory / (FAILURES_FILE + ".1"), directory / FAILURES_FILE):
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        for text in lines:
-            try:
-                line = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(line, dict) and str(line.get("timestamp", "")) > since:
-                found.append(line)
-    if found:
-        part = seen.with_suffix(".part")
-        part.write_text(max(str(line.get("timestamp", "")) for line in found))
-        os.replace(part, seen)
-    return found
 
 
 def _fail(host: str, event_name: str, reason: str, *, shown: bool, printed: bool) -> None:

@@ -25,10 +25,10 @@ from agent_memory.core.model.commands import Call
 from agent_memory.core.model.errors import DomainError
 from agent_memory.core.model.ids import new_request_id
 from agent_memory.core.model.models import Caller, Domain, Entry, Layer, ListFilters, Scope
+from agent_memory.core.model.statements import COMPACTION_TAG, Turn as LoggedTurn
 from agent_memory.core.model.text import check_text
 from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
-from agent_memory.core.sessions.extract import Turn as LoggedTurn
 from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
 from agent_memory.hooks.transcript import Turn, read_new
 
@@ -134,10 +134,9 @@ class HookEvents:
                      for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
             await self._log(session, mine, turns)
             return "", ""
-        notes = [await self._logged(event, session, mine)] if reads_transcript(host) else []
-        if spec.role in REFLECT_ROLES:
-            notes.append(await self._reflect(session, mine))
-        return "", "; ".join(n for n in notes if n)
+        if reads_transcript(host):
+            await self._logged(event, session, mine)
+        return "", await self._reflect(session, mine) if spec.role in REFLECT_ROLES else ""
 
     async def _prompt(self, event: dict[str, Any], session: str, mine: str, ours: str) -> str:
         """What memory holds about the prompt, but the turns of this very session (they are in the
@@ -156,7 +155,7 @@ class HookEvents:
 
     async def _start(self, mine: str, ours: str) -> str:
         rules, facts = ListFilters(layer=Layer.META), ListFilters(layer=Layer.LONG_TERM)
-        summaries = ListFilters(layer=Layer.SESSION, tags=("compaction",))
+        summaries = ListFilters(layer=Layer.SESSION, tags=(COMPACTION_TAG,))
         wanted = ((Scope.AGENT, mine, rules, 10), (Scope.TEAM, ours, rules, 10), (Scope.AGENT, mine, facts, 10),
                   (Scope.TEAM, ours, facts, 5), (Scope.AGENT, mine, summaries, 1))
         entries: list[Entry] = []
@@ -172,7 +171,7 @@ class HookEvents:
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _logged(self, event: dict[str, Any], session: str, namespace: str) -> str:
+    async def _logged(self, event: dict[str, Any], session: str, namespace: str) -> None:
         """The transcript's turns not logged yet, logged."""
         path = event.get("transcript_path")
         if isinstance(path, str) and path:
@@ -183,7 +182,6 @@ class HookEvents:
                 await self._log(session, namespace, turns)
                 if new_offset != offset:
                     self._offsets.put(key, new_offset)
-        return ""
 
     async def _reflect(self, session: str, namespace: str) -> str:
         try:

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from agent_memory.core.model.confidence import SAMPLED
 from agent_memory.core.model.models import Entry
+from agent_memory.core.model.statements import Insight, Turn
 from agent_memory.core.model.text import is_storable
 from agent_memory.core.ports import DistillFailed
-from agent_memory.core.sessions.extract import Insight, Turn
 
 LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0

@@ -189,22 +189,22 @@ def render_line(line: ContextLine) -> str:
             f"by {_field(e.owner_agent_id)} in {_field(e.namespace)}] {quote_text(line.text)}")
 
 
-def frame(rendered: list[str], lines: list[ContextLine] | None = None) -> str:
-    """Rendered lines inside their delimiters: the standing rules among `lines` (the entries
-    `rendered` were made from, in the same order) in their own block first, the rest in the
+def frame(rendered: list[str], lines: list[ContextLine]) -> str:
+    """Rendered lines inside their delimiters: the standing rules among `lines` (the lines
+    `rendered` was made from, in the same order) in their own block first, the rest in the
     recalled-memory block; no lines, an empty string."""
-    rules = [text for text, line in zip(rendered, lines or [], strict=False) if standing(line.entry)]
-    data = [text for text, line in zip(rendered, lines or [None] * len(rendered), strict=True)
-            if line is None or not standing(line.entry)]
-    blocks = ["\n".join([RULES_OPEN, *rules, RULES_CLOSE])] if rules else []
-    blocks += ["\n".join([OPEN, *data, CLOSE])] if data else []
-    return "\n".join(blocks)
+    rule = [standing(line.entry) for line in lines]
+    rules = [text for text, is_rule in zip(rendered, rule, strict=True) if is_rule]
+    data = [text for text, is_rule in zip(rendered, rule, strict=True) if not is_rule]
+    return "\n".join("\n".join([opening, *texts, closing])
+                     for opening, texts, closing in ((RULES_OPEN, rules, RULES_CLOSE), (OPEN, data, CLOSE)) if texts)
 
 
 def frame_cost(has_rules: bool, has_data: bool) -> int:
-    """Characters of the delimiters around the blocks these lines need."""
-    return (RULES_FRAME_CHARS if has_rules else 0) + (FRAME_CHARS if has_data else 0) - (1 if has_rules and not
-                                                                                            has_data else 0)
+    """Characters of the delimiters around the blocks these lines need (the line break between
+    the two blocks counted with the rules block)."""
+    rules = RULES_FRAME_CHARS - (0 if has_data else 1) if has_rules else 0
+    return rules + (FRAME_CHARS if has_data else 0)
 
 
 def assemble(lines: list[ContextLine], budget: int) -> tuple[str, list[ContextLine], int]:

@@ -33,6 +33,7 @@ from agent_memory.core.model.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.model.ids import new_entry_id, new_etag, new_request_id
 from agent_memory.core.model.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.model.rules import Limits, check_content
+from agent_memory.core.model.statements import Insight
 from agent_memory.core.ports import (
     Distiller,
     DistillFailed,
@@ -44,7 +45,7 @@ from agent_memory.core.ports import (
 )
 from agent_memory.core.recall.context import near_duplicate
 from agent_memory.core.sessions.consolidation import Candidate, judge, lexical_similarity
-from agent_memory.core.sessions.extract import Insight, extract
+from agent_memory.core.sessions.extract import extract
 from agent_memory.core.sessions.fillers import clean_statement
 from agent_memory.core.sessions.turns import SessionService, check_session_id, session_key, turn_of
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agent_memory.core.model.clock import parse_ts
+from agent_memory.core.model.statements import Turn
 from agent_memory.core.recall.query_terms import STOPWORDS, keyword_terms
-from agent_memory.core.sessions.extract import Turn, is_smalltalk, sentences
+from agent_memory.core.sessions.extract import is_smalltalk, sentences
 
 T = TypeVar("T")
 SUMMARY_MIN_CHARS = 100  # the room a summary always has (even for turns shorter on average)

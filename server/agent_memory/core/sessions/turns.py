@@ -28,9 +28,9 @@ from agent_memory.core.model.errors import Forbidden, InvalidParams, NotImplemen
 from agent_memory.core.model.ids import new_entry_id, new_etag
 from agent_memory.core.model.models import Access, Domain, Entry, Layer, Priority, Scope, Source
 from agent_memory.core.model.rules import check_namespace, normalise_timestamp
-from agent_memory.core.model.statements import COMPACTION_TAG
+from agent_memory.core.model.statements import COMPACTION_TAG, Turn
 from agent_memory.core.ports import AuditSink, SessionKey, SessionStore, SessionTransaction
-from agent_memory.core.sessions.extract import ROLES, Turn
+from agent_memory.core.sessions.extract import ROLES
 from agent_memory.core.sessions.summary import Rarity, chunk, summarise
 
 MAX_TURNS_PER_CALL = 100

@@ -113,15 +113,16 @@ class PostgresDatabase:
         `core.ports.WriteTransaction`): running it again is safe."""
 
         def run() -> T:
-            for attempt in range(RETRIES + 1):
+            attempt = 0
+            while True:
                 try:
                     with self._pool.connection() as conn, conn.transaction():
                         return work(conn)
                 except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
                     if attempt == RETRIES:
                         raise
-                    time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))  # noqa: S311 - jitter, not secrets
-            raise AssertionError("unreachable")
+                    attempt += 1
+                    time.sleep(random.uniform(0.01, 0.05) * attempt)  # noqa: S311 - jitter, not secrets
 
         return await anyio.to_thread.run_sync(run)
 
