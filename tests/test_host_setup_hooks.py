@@ -47,7 +47,7 @@ def test_printed_claude_code_config_names_both_project_files(home: Path,  # noqa
     assert server["type"] == "stdio" and server["command"] == installed()
     options = _parser().parse_args(server["args"])
     assert (options.command, options.agent_id, options.team) == ("serve", "coder", "shop")
-    assert server["args"][-2:] == ["--hooks-capture", "true"]  # the hooks capture: the model is not asked to
+    assert server["args"][-4:] == ["--hooks-capture", "true", "--project", "auto"]  # the hooks capture: the model is not asked to
     hooks = printed[str(home / ".claude" / "settings.json")]["hooks"]
     assert hooks == {event: [ours("claude-code", timeout, "coder", "shop")] for event, timeout in CLAUDE_EVENTS.items()}
     assert not list(home.iterdir())  # printing writes nothing
@@ -135,7 +135,7 @@ def test_gemini_cli_gets_server_and_hooks_in_one_settings_file(home: Path,  # no
     merged = load(settings)
     assert merged["theme"] == "GitHub" and merged["hooksConfig"] == {"enabled": False}
     assert set(merged["mcpServers"]) == {"other", "agent-memory"} and "type" not in merged["mcpServers"]["agent-memory"]
-    assert merged["mcpServers"]["agent-memory"]["args"][-2:] == ["--hooks-capture", "true"]
+    assert merged["mcpServers"]["agent-memory"]["args"][-4:] == ["--hooks-capture", "true", "--project", "auto"]
     assert merged["hooks"]["disabled"] == ["ctx"]
     assert merged["hooks"]["BeforeAgent"] == [other, ours("gemini-cli", 5_000)]
     for event in ("SessionStart", "AfterAgent", "PreCompress", "SessionEnd"):

@@ -43,6 +43,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("agent_memory.config",),
     ("agent_memory.settings",),
     ("agent_memory.setting_values",),
+    ("agent_memory.projects",),  # which project a directory is (the hooks and the server agree)
     # The domain (standard library only), one floor per concept:
     ("agent_memory.core.sessions",),  # sessions and reflection: log, compact, distil, consolidate
     ("agent_memory.core.recall",),  # retrieval: plan, candidates, ranking, the context block
@@ -101,9 +102,10 @@ def test_integrations_import_nothing_of_the_package_but_themselves() -> None:
 
 
 def test_the_package_root_holds_only_the_entry_point_settings_logging_and_the_composition_root() -> None:
+    # projects.py belongs with the settings: which project a directory is, as the `project` settings say.
     assert sorted(p.name for p in PACKAGE.glob("*.py")) == [
-        "__init__.py", "__main__.py", "bootstrap.py", "config.py", "logging.py", "setting_values.py",
-        "settings.py", "stores.py"]
+        "__init__.py", "__main__.py", "bootstrap.py", "config.py", "logging.py", "projects.py",
+        "setting_values.py", "settings.py", "stores.py"]
 
 
 def _modules(path: Path) -> set[str]:

@@ -4,6 +4,7 @@ come from (a TOML file, `MEMORY_*` variables, flags) is `agent_memory.config`.""
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ from agent_memory.core.access.identity import parse_identity
 from agent_memory.core.model.errors import Forbidden
 from agent_memory.core.model.models import Caller, Skill
 from agent_memory.core.recall.budget import shares_text
+from agent_memory.projects import AUTO, IDENTITIES, Project, claim, host_directory, identify
 from agent_memory.setting_values import (
     ConfigError,
     boolean as _bool,
@@ -48,6 +50,10 @@ class Settings:
     system_type: str = _setting("sys1", _text, "Launch identity: VSM system type, sys1..sys5")
     team: str = _setting("default", _text, "Launch identity: team")
     skills: str = _setting(ALL_SKILLS_TEXT, _text, "Launch identity: granted tools, comma-separated")
+    project: str = _setting("", _text, "The project memory works in: empty none (hooks: auto), auto the host "
+                            "directory's repository, else its name")
+    project_identity: str = _setting("remote", _choice(*IDENTITIES), "How auto tells projects apart: remote (else "
+                                     "the root's path), path, or name")
     max_content_chars: int = _setting(32_000, _int_between(1, 1_000_000), "Largest entry content, in characters")
     redact_secrets: bool = _setting(True, _bool, "Replace API keys, tokens, passwords, private keys and credentials "
                                     "in every write (tools, session logs, reflection, imports) with [REDACTED:<kind>]")
@@ -164,8 +170,8 @@ class Settings:
                                       "to a prompt (UserPromptSubmit), delimiters included")
     hook_start_chars: int = _setting(2000, _int_between(100, 100_000), "Host hooks: characters of the block "
                                      "added when a session starts (rules, facts, the last summary)")
-    hook_project: str = _setting("", _text, "Host hooks: the project's name in namespaces (<agent_id>/<project>, "
-                                 "<team>/<project>); empty means the git root's directory name")
+    hook_project: str = _setting("", _text, "Host hooks: the project's name where project is empty or auto "
+                                 "(older spelling of project)")
     hook_idle_minutes: float = _setting(30.0, _float_between(0.1, 1440), "Host hooks: minutes the hook helper "
                                         "process stays up without a request")
     hooks_capture: bool = _setting(False, _bool, "Host hooks capture the sessions (setup sets it in the server "
@@ -198,8 +204,18 @@ class Settings:
             return ":memory:"
         return str(Path(self.sqlite_path).expanduser()) if self.sqlite_path else str(self.data_path / "memory.db")
 
-    def launch_caller(self, origins: Mapping[str, str] | None = None) -> Caller:
-        """The caller for sessions that bring no identity of their own.
+    def project_in(self, directory: str, *, always: bool = False) -> Project | None:
+        """The project `directory` belongs to, as these settings name and tell projects apart; None
+        when no project is set (`always`: the hooks, which always work in one: auto then)."""
+        if not self.project and not always:
+            return None
+        name = self.project if self.project not in ("", AUTO) else self.hook_project or AUTO
+        found = identify(directory, name, self.project_identity)
+        return found if self.backend == "list" else claim(self.data_path / "projects", found)
+
+    def launch_caller(self, origins: Mapping[str, str] | None = None, directory: str | None = None) -> Caller:
+        """The caller for sessions that bring no identity of their own, working in the project of
+        `directory` (default: the host's project directory, else the current one) when `project` is set.
 
         Raises:
             ConfigError: an identity setting is invalid.
@@ -211,11 +227,16 @@ class Settings:
             "skills": self.skills,
         }
         try:
-            return parse_identity(raw, default_skills=frozenset())
+            caller = parse_identity(raw, default_skills=frozenset())
         except Forbidden as exc:
             name = str(exc.details.get("field", "agent_id"))
             origin = (origins or {}).get(name, env_name(name))  # where the value came from: a flag, a file, a variable
             raise ConfigError(f"invalid setting {name} ({origin}): {exc.message}") from None
+        if not self.project:
+            return caller
+        found = self.project_in(directory if directory is not None else host_directory(os.environ, os.getcwd()))
+        return caller if found is None else dataclasses.replace(caller, project=found.segment,
+                                                                 project_legacy=found.legacy)
 
 
 def _os_user() -> str:

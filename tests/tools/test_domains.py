@@ -5,6 +5,7 @@ host hooks' turns), and an export/import round trip that keeps it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from agent_memory.hooks.events import HookEvents, HookSettings
 from agent_memory.hooks.transcript import Turn
 from agent_memory.importers import read_lines
 from agent_memory.importers.drafts import Draft
+from agent_memory.projects import Project
 from tests.conftest import Agent
 from tests.e2e.servers import agent_memory_command, server_env
 
@@ -148,10 +150,11 @@ async def test_reflection_compaction_and_logged_turns_set_it(agent: Agent) -> No
 async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent: Agent, settings: Settings,
                                                                           tmp_path: Path) -> None:
     async with open_app(settings) as app:  # the hook helper's own opening of the store, beside the server
-        hooks = HookEvents(HookSettings(agent_id="alice", team="red", project="demo", budget_chars=2000,
-                                        start_chars=2000, state_dir=tmp_path / "state"), app.door, app.launch_caller)
-        await hooks._log("host-1", "alice/demo", [Turn("user", "Refactor the parser module", None, None),
-                                                  Turn("assistant", "Done: split it into two files", None, None)])
+        hooks = HookEvents(HookSettings(locate=lambda _: Project("demo"), budget_chars=2000, start_chars=2000,
+                                        state_dir=tmp_path / "state"), app.door, app.launch_caller)
+        caller = dataclasses.replace(app.launch_caller, project="demo")
+        await hooks._log(caller, "host-1", [Turn("user", "Refactor the parser module", None, None),
+                                            Turn("assistant", "Done: split it into two files", None, None)])
     failed, data = await agent.crud(action="list", namespace="alice/demo", filters={"session_id": "host-1"})
     assert not failed and [t["domain"] for t in data["items"]] == ["code_context", "code_context"], data
 

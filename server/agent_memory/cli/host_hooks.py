@@ -126,8 +126,11 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
     args = entry.get("args", [])
     identity = args[args.index("serve") + 1:] if "serve" in args else []
     # The hooks capture the sessions: the server's instructions then do not ask the model to as well.
-    entry = {**entry, "args": [*args, "--hooks-capture", "true"]}
-    groups = hook_groups(options.host, hook_command(command, options.host, identity), name)
+    # Both work in the host's project (auto: the one its directory belongs to), so they meet.
+    project = ["--project", options.setup_project]
+    entry = {**entry, "args": [*args, "--hooks-capture", "true", *project]}
+    explicit = project if options.setup_project != "auto" else []
+    groups = hook_groups(options.host, hook_command(command, options.host, [*identity, *explicit]), name)
     # Per file, what goes in it: (what it is, a step that puts it in and says if one was replaced).
     edits: dict[Path, list[tuple[str, Callable[[Path, dict], bool]]]] = {}
     edits.setdefault(servers_file, []).append(

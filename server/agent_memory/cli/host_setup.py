@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 from agent_memory.cli import hook_check, host_hooks
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Host, SetupError, merge_into
 
+PROJECT_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 HOSTS = {
     "claude-desktop": Host("Claude Desktop", "mcpServers", "claude-desktop", stdio_type=False),
     "vscode": Host("VS Code", "servers", "vscode-copilot", stdio_type=True),
@@ -44,6 +46,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--team", dest="setup_team", metavar="TEAM", default="default", help="team (default: default)")
     setup.add_argument("--name", dest="setup_name", metavar="NAME", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
+    setup.add_argument("--project", dest="setup_project", metavar="NAME", default="auto",
+                       help="claude-code, gemini-cli: the project the server and the hooks work in (default auto: the "
+                            "git repository the host runs in, told apart by its remote, else its path)")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
     setup.add_argument("--check", dest="setup_check", action="store_true",
                        help="claude-code, gemini-cli: run the installed hooks against a probe event each and say "
@@ -91,6 +96,9 @@ def run(options: argparse.Namespace) -> int:
     except Forbidden as exc:
         print(f"agent-memory: setup: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
+    if not options.setup_project.strip() or not PROJECT_NAME.match(options.setup_project):
+        print("agent-memory: setup: --project must be auto or 1-64 characters of A-Z a-z 0-9 . _ -", file=sys.stderr)
+        return EXIT_USAGE
     if not options.setup_name.strip():
         print("agent-memory: setup: --name must not be empty", file=sys.stderr)
         return EXIT_USAGE
@@ -100,8 +108,8 @@ def run(options: argparse.Namespace) -> int:
         if options.setup_check:
             return hook_check.check(options.host, host_hooks.hooks_file(options), options.setup_name)
         return host_hooks.run(options, host, entry, command)
-    if options.setup_scope or options.setup_check:
-        flag = "--scope" if options.setup_scope else "--check"
+    if options.setup_scope or options.setup_check or options.setup_project != "auto":
+        flag = "--scope" if options.setup_scope else "--check" if options.setup_check else "--project"
         print(f"agent-memory: setup: {flag} is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
         return EXIT_USAGE
     target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)

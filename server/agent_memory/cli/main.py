@@ -154,7 +154,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                     "on stderr. A helper process holding the store open serves it (started on first use).")
     hook.add_argument("host", choices=("claude-code", "gemini-cli"))
     _add_settings(hook, *STORE, "agent_id", "system_type", "team", "skills", "vector_backend", "hook_budget_chars",
-                  "hook_start_chars", "hook_project", "hook_idle_minutes")
+                  "hook_start_chars", "project", "project_identity", "hook_project", "hook_idle_minutes")
     console = commands.add_parser(
         "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
         description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory and "

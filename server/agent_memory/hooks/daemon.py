@@ -49,9 +49,8 @@ def host_output(host: str, event_name: str, context: str) -> str:
 
 class Helper:
     def __init__(self, settings: Settings, app: App) -> None:
-        caller = settings.launch_caller()
         self.events = HookEvents(HookSettings(
-            agent_id=caller.agent_id, team=caller.team, project=settings.hook_project,
+            locate=lambda directory: settings.project_in(directory, always=True),
             budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
             state_dir=settings.data_path / "hooks"), app.door, app.launch_caller)
         self.last_request = time.monotonic()

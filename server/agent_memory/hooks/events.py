@@ -3,17 +3,19 @@ MCP tools go through) as the configured identity: recall at SessionStart and Use
 capture (log, then reflect) at Stop, PreCompact and SessionEnd.
 
 A project's memory lives under the agent's own `<agent_id>/<project>` and the team's
-`<team>/<project>`; recall reads those and the agent's and team's root namespaces, never another
-project's.
+`<team>/<project>` (`agent_memory.projects` says which project a directory is); recall reads those
+and the agent's and team's root namespaces, never another project's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,34 +33,20 @@ from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
 from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
 from agent_memory.hooks.transcript import Turn, read_new
+from agent_memory.projects import Project, host_directory
 
 LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 MAX_QUERY_CHARS = 4000
 START_ENTRY_CHARS = 300
-_SEGMENT = re.compile(r"[^A-Za-z0-9._-]+")
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 
 
 @dataclass(frozen=True)
 class HookSettings:
-    agent_id: str
-    team: str
-    project: str  # empty: the git root's name
+    locate: Callable[[str], Project]  # the project a directory belongs to (Settings.project_in)
     budget_chars: int  # UserPromptSubmit
     start_chars: int  # SessionStart
     state_dir: Path  # transcript offsets
-
-
-def project_name(directory: str, configured: str = "") -> str:
-    """The namespace segment of a project: the configured name, else the name of the git root
-    above `directory` (else of `directory` itself), as letters, digits and `._-`."""
-    name = configured
-    if not name:
-        path = Path(directory or ".").resolve()
-        root = next((p for p in (path, *path.parents) if (p / ".git").exists()), path)
-        name = root.name
-    name = _SEGMENT.sub("-", name).strip("-.")[:64]
-    return name or "project"
 
 
 def host_session(session_id: object) -> str:
@@ -106,14 +94,15 @@ class HookEvents:
         self._caller = caller
         self._offsets = Offsets(settings.state_dir)
 
-    def _call(self, tool: str) -> Call:
+    def _call(self, caller: Caller, tool: str) -> Call:
         """A call as the MCP tool `tool` makes it (its audit rows name that tool)."""
-        return Call(self._caller, new_request_id(), tool)
+        return Call(caller, new_request_id(), tool)
 
-    def _namespaces(self, event: dict[str, Any], env: dict[str, str], cwd: str) -> tuple[str, str]:
-        directory = str(env.get("CLAUDE_PROJECT_DIR") or env.get("GEMINI_PROJECT_DIR") or event.get("cwd") or cwd)
-        project = project_name(directory, self._s.project)
-        return f"{self._s.agent_id}/{project}", f"{self._s.team}/{project}"
+    def _in_project(self, event: dict[str, Any], env: dict[str, str], cwd: str) -> Caller:
+        """The configured identity working in the event's project, as the MCP server the host launched
+        works in it (the same `Settings.project_in`), so the model's writes and the hooks' meet."""
+        found = self._s.locate(host_directory(env, str(event.get("cwd") or cwd)))
+        return dataclasses.replace(self._caller, project=found.segment, project_legacy=found.legacy)
 
     async def handle(self, host: str, name: str, event: dict[str, Any], env: dict[str, str], cwd: str
                      ) -> tuple[str, str]:
@@ -123,45 +112,53 @@ class HookEvents:
         spec = event_of(host, name)
         if spec is None:
             return "", ""
-        mine, ours = self._namespaces(event, env, cwd)
+        caller = self._in_project(event, env, cwd)
         session = host_session(event.get("session_id"))
         if spec.role == "prompt":
-            return await self._prompt(event, session, mine, ours), ""
+            return await self._prompt(caller, event, session), ""
         if spec.role == "start":
-            return await self._start(mine, ours), ""
+            return await self._start(caller), ""
         if spec.role == "turn":  # Gemini CLI's transcript is not Claude's JSONL: the turn comes in the event
             turns = [Turn(role, str(event.get(key) or ""), _at(event), None)
                      for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
-            await self._log(session, mine, turns)
+            await self._log(caller, session, turns)
             return "", ""
         if reads_transcript(host):
-            await self._logged(event, session, mine)
-        return "", await self._reflect(session, mine) if spec.role in REFLECT_ROLES else ""
+            await self._logged(caller, event, session)
+        return "", await self._reflect(caller, session) if spec.role in REFLECT_ROLES else ""
 
-    async def _prompt(self, event: dict[str, Any], session: str, mine: str, ours: str) -> str:
-        """What memory holds about the prompt, but the turns of this very session (they are in the
-        host's context already; its compaction summaries are not)."""
+    async def _prompt(self, caller: Caller, event: dict[str, Any], session: str) -> str:
+        """What memory holds about the prompt (where memory_retrieve searches by default in the
+        project: it, and agent- and team-wide memory), but the turns of this very session (they are
+        in the host's context already; its compaction summaries are not)."""
         prompt = " ".join(str(event.get("prompt") or "").split())[:MAX_QUERY_CHARS]
         if not prompt:
             return ""
-        request = RetrievalRequest(query=prompt, namespaces=(mine, self._s.agent_id, ours, self._s.team),
-                                   max_chars=self._s.budget_chars, leave_out_session=session)
+        request = RetrievalRequest(query=prompt, max_chars=self._s.budget_chars, leave_out_session=session)
         try:
             check_text(prompt, "query")  # the text rule, as at every edge (core/model/text.py)
-            found = await self._door.recall.retrieve(self._call("memory_retrieve"), request)
+            found = await self._door.recall.retrieve(self._call(caller, "memory_retrieve"), request)
         except DomainError as exc:
             raise HookError(_said(exc)) from None
         return found.context
 
-    async def _start(self, mine: str, ours: str) -> str:
+    async def _start(self, caller: Caller) -> str:
+        """The project's rules (its own, then agent- and team-wide ones), its facts and its latest
+        summary; a project's older namespace counts as the project."""
         rules, facts = ListFilters(layer=Layer.META), ListFilters(layer=Layer.LONG_TERM)
         summaries = ListFilters(layer=Layer.SESSION, tags=(COMPACTION_TAG,))
-        wanted = ((Scope.AGENT, mine, rules, 10), (Scope.TEAM, ours, rules, 10), (Scope.AGENT, mine, facts, 10),
-                  (Scope.TEAM, ours, facts, 5), (Scope.AGENT, mine, summaries, 1))
+        agent, team = caller.agent_id, caller.team
+        projects = [p for p in (caller.project, caller.project_legacy) if p]
+        wanted = [*((Scope.AGENT, f"{agent}/{p}", rules, 10) for p in projects),
+                  *((Scope.TEAM, f"{team}/{p}", rules, 10) for p in projects),
+                  (Scope.AGENT, agent, rules, 10), (Scope.TEAM, team, rules, 10),
+                  *((Scope.AGENT, f"{agent}/{p}", facts, 10) for p in projects),
+                  *((Scope.TEAM, f"{team}/{p}", facts, 5) for p in projects),
+                  *((Scope.AGENT, f"{agent}/{p}", summaries, 1) for p in projects)]
         entries: list[Entry] = []
         for scope, namespace, filters, limit in wanted:
             try:
-                page = await self._door.memories.list(self._call("memory_crud"),
+                page = await self._door.memories.list(self._call(caller, "memory_crud"),
                                                       ListRequest(Place(scope, namespace), filters, limit=limit))
             except DomainError:  # e.g. a team the identity cannot read: the rest still helps
                 continue
@@ -171,33 +168,34 @@ class HookEvents:
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _logged(self, event: dict[str, Any], session: str, namespace: str) -> None:
+    async def _logged(self, caller: Caller, event: dict[str, Any], session: str) -> None:
         """The transcript's turns not logged yet, logged."""
         path = event.get("transcript_path")
         if isinstance(path, str) and path:
-            key = f"{namespace}\n{session}\n{path}"
+            key = f"{caller.home}\n{session}\n{path}"
             async with self._offsets.lock(key):
                 offset = self._offsets.get(key)
                 turns, new_offset = await asyncio.to_thread(read_new, path, offset)
-                await self._log(session, namespace, turns)
+                await self._log(caller, session, turns)
                 if new_offset != offset:
                     self._offsets.put(key, new_offset)
 
-    async def _reflect(self, session: str, namespace: str) -> str:
+    async def _reflect(self, caller: Caller, session: str) -> str:
         try:
-            await self._door.sessions.reflect(self._call("memory_reflect"), Reflect(session, namespace=namespace))
+            await self._door.sessions.reflect(self._call(caller, "memory_reflect"),
+                                              Reflect(session, namespace=caller.home))
         except DomainError as exc:
             return _said(exc)
         return ""
 
-    async def _log(self, session: str, namespace: str, turns: list[Turn]) -> None:
+    async def _log(self, caller: Caller, session: str, turns: list[Turn]) -> None:
         logged = [LoggedTurn(role=t.role, content=t.content, name=_name(t.name) if t.name else None, at=t.at)
                   for t in turns if t.content.strip()]
         for start in range(0, len(logged), LOG_BATCH):
-            request = LogTurns(session, logged[start:start + LOG_BATCH], namespace, Domain.CODE_CONTEXT)
+            request = LogTurns(session, logged[start:start + LOG_BATCH], caller.home, Domain.CODE_CONTEXT)
             try:
                 check_text([[t.content, t.name or ""] for t in request.turns], "turns")
-                await self._door.sessions.log(self._call("memory_reflect"), request)
+                await self._door.sessions.log(self._call(caller, "memory_reflect"), request)
             except DomainError as exc:
                 raise HookError(_said(exc)) from None
 

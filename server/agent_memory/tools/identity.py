@@ -7,6 +7,7 @@ the token.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,7 +58,11 @@ def resolve_caller(request_meta: Mapping[str, Any] | None, session_meta: Mapping
         Forbidden: the identity object is invalid (the message names the field).
     """
     claimed = _claimed(request_meta, session_meta)
-    return launch if claimed is None else _parse(claimed, launch.skills)
+    if claimed is None:
+        return launch
+    # The project is where the host runs this server, not who calls: a claimed identity works in it too.
+    return dataclasses.replace(_parse(claimed, launch.skills), project=launch.project,
+                               project_legacy=launch.project_legacy)
 
 
 def resolve_http_caller(request_meta: Mapping[str, Any] | None, session_meta: Mapping[str, Any] | None,

@@ -35,10 +35,18 @@ Sessions: this host's hooks log and reflect every session by themselves; do not 
 memory_reflect to log or reflect this one."""
 
 
-def instructions(*, hooks_capture: bool) -> str:
+PROJECT = """
+Project: you work in project {project}. memory_crud without a namespace writes and lists there ({home}); memory_retrieve without namespaces searches it plus agent-wide ({agent}) and team-wide ({team}) memory, never another project's. Write agent-wide (namespace "{agent}") only what holds in every project, such as the user's own preferences, and team-wide (scope team, namespace "{team}") a rule for the whole team."""
+
+
+def instructions(*, hooks_capture: bool, caller: Caller | None = None) -> str:
     """The MCP `instructions`: with hooks capturing the sessions (`hooks_capture`, set by `setup`
-    beside the hooks it installs), the model is told not to log or reflect them a second time."""
-    return INSTRUCTIONS + (CAPTURED if hooks_capture else REFLECT)
+    beside the hooks it installs), the model is told not to log or reflect them a second time; in
+    a project (the launch identity's), where its writes land and what it reads by default."""
+    text = INSTRUCTIONS + (CAPTURED if hooks_capture else REFLECT)
+    if caller is not None and caller.project:
+        text += PROJECT.format(project=caller.project, home=caller.home, agent=caller.agent_id, team=caller.team)
+    return text
 
 MAX_WHAT_CHARS = 32_000
 
@@ -50,7 +58,7 @@ class PromptSpec:
     description: str
     skill: Skill
     arguments: tuple[PromptArgument, ...]
-    render: Callable[[Mapping[str, str]], str]
+    render: Callable[[Mapping[str, str], Caller], str]
 
     def definition(self) -> Prompt:
         return Prompt(name=self.name, title=self.title, description=self.description, arguments=list(self.arguments))
@@ -60,7 +68,7 @@ def _call(tool: str, arguments: dict[str, object]) -> str:
     return f"{tool} with arguments {json.dumps(arguments, ensure_ascii=False)}"
 
 
-def _recall(args: Mapping[str, str]) -> str:
+def _recall(args: Mapping[str, str], caller: Caller) -> str:
     topic = args["topic"]
     return (f"Recall what memory holds about: {topic}\n\n"
             f"Call {_call('memory_retrieve', {'query': topic})}. Treat the returned context block as "
@@ -68,17 +76,19 @@ def _recall(args: Mapping[str, str]) -> str:
             "if it returns nothing, say that memory holds nothing on this topic.")
 
 
-def _remember(args: Mapping[str, str]) -> str:
+def _remember(args: Mapping[str, str], caller: Caller) -> str:
     what = args["what"]
+    where = (f" It is kept in this project ({caller.home}); only if it holds in every project (a preference of "
+             f"the user's own) add \"namespace\": \"{caller.agent_id}\"." if caller.project else "")
     return (f"Remember this: {what}\n\n"
             f"Call {_call('memory_crud', {'action': 'create', 'items': [{'content': what}]})}. You may first "
             "rewrite the content as one self-contained statement (who, what, when) and add tags; a rule or "
             "standing instruction for the future also gets \"layer\": \"meta\" (it is then followed as a "
-            "standing rule). If it holds a "
+            f"standing rule).{where} If it holds a "
             "secret (a password, token or key), store nothing and say why. Confirm with the id it returns.")
 
 
-def _summarize_session(args: Mapping[str, str]) -> str:
+def _summarize_session(args: Mapping[str, str], caller: Caller) -> str:
     given = args.get("session_id")
     if given:
         session = f'Use session_id "{given}".'
@@ -170,4 +180,4 @@ def render(caller: Caller, name: str, arguments: Mapping[str, object] | None,
             raise InvalidParams("session_id must be 1-128 characters of [A-Za-z0-9._:-]", field="session_id")
         values[argument.name] = value
     return GetPromptResult(description=spec.description, messages=[
-        PromptMessage(role="user", content=TextContent(type="text", text=spec.render(values)))])
+        PromptMessage(role="user", content=TextContent(type="text", text=spec.render(values, caller)))])

@@ -47,6 +47,30 @@ def readable_areas(caller: Caller, scopes: tuple[Scope, ...] = ()) -> tuple[Area
     return tuple(areas)
 
 
+def project_areas(caller: Caller, scopes: tuple[Scope, ...] = ()) -> tuple[Area, ...]:
+    """What retrieval searches by default in a project (`caller.project`): the project's own agent
+    and team namespaces and everything under them, the agent's and the team's root namespaces
+    (memory that applies everywhere), the project's older namespaces, and global memory; never
+    another project's. Outside a project: everything `caller` may read."""
+    if not caller.project or caller.operator:
+        return readable_areas(caller, scopes)
+    wanted = set(scopes) or set(Scope)
+    areas = []
+    for project in filter(None, (caller.project, caller.project_legacy)):
+        if Scope.AGENT in wanted:
+            areas.append(Area(Scope.AGENT, f"{caller.agent_id}/{project}", subtree=True, owner=caller.agent_id,
+                              team=caller.team))
+        if Scope.TEAM in wanted:
+            areas.append(Area(Scope.TEAM, f"{caller.team}/{project}", subtree=True, reader=caller.agent_id))
+    if Scope.AGENT in wanted:
+        areas.append(Area(Scope.AGENT, caller.agent_id, owner=caller.agent_id, team=caller.team))
+    if Scope.TEAM in wanted:
+        areas.append(Area(Scope.TEAM, caller.team, reader=caller.agent_id))
+    if Scope.GLOBAL in wanted and caller.system_type in GLOBAL_READERS:
+        areas.append(Area(Scope.GLOBAL, reader=caller.agent_id))
+    return tuple(areas)
+
+
 def listing_area(caller: Caller, scope: Scope, namespace: str, *, subtree: bool = False) -> Area:
     """One namespace exactly (with `subtree`, also every namespace under it), as `memory_crud list`
     shows it: agent-scope entries only where the caller owns them in its own team (an agent id

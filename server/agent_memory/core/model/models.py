@@ -73,6 +73,17 @@ class Caller:
     team: str
     skills: frozenset[Skill] = ALL_SKILLS
     operator: bool = False  # an operator token (the memory console): reads and edits every scope, audited
+    # The project the session works in (a namespace segment; empty: none): agent-scope writes without
+    # a namespace land in `home`, and retrieval without namespaces searches the project plus agent-
+    # and team-wide memory (`visibility.project_areas`). `project_legacy`: the project's older
+    # segment, read there and never written.
+    project: str = ""
+    project_legacy: str = ""
+
+    @property
+    def home(self) -> str:
+        """The caller's default agent namespace: `<agent_id>/<project>` in a project, else its id."""
+        return f"{self.agent_id}/{self.project}" if self.project else self.agent_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,15 @@ class Limits:
 
 
 def resolve_namespace(caller: Caller, scope: Scope, namespace: str | None, field: str = "namespace") -> str:
-    """The namespace a request addresses: agent scope defaults to the caller's id.
+    """The namespace a request addresses: agent scope defaults to the caller's home (its id, or
+    `<agent_id>/<project>` in a project).
 
     Raises:
         InvalidParams: team/global without a namespace, or a malformed namespace.
     """
     if namespace is None or namespace == "":
         if scope is Scope.AGENT:
-            return caller.agent_id
+            return caller.home
         if scope is Scope.TEAM:
             raise InvalidParams(f"{field} is required for team scope: use your team's namespace {caller.team} "
                                 f"or {caller.team}/...", field=field, suggested_namespace=caller.team)

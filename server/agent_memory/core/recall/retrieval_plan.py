@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent_memory.core.access.visibility import Area, readable_areas
+from agent_memory.core.access.visibility import Area, project_areas, readable_areas
 from agent_memory.core.model.clock import format_ts
 from agent_memory.core.model.commands import Call
 from agent_memory.core.model.errors import InvalidParams
@@ -102,7 +102,8 @@ def plan(call: Call, request: RetrievalRequest, defaults: RetrievalDefaults, dep
     limit = request.limit or defaults.limit
     return Plan(
         query=request.query, mode=request.mode, terms=keyword_terms(request.query),
-        areas=readable_areas(call.caller, request.scopes), namespaces=request.namespaces, filters=filters,
+        areas=(readable_areas if request.namespaces else project_areas)(call.caller, request.scopes),
+        namespaces=request.namespaces, filters=filters,
         depth=max(depth, limit), limit=limit, budget_chars=_budget(request, defaults),
         per_entry_max_chars=request.per_entry_max_chars or defaults.per_entry_max_chars,
         min_score=defaults.min_score if request.min_score is None else request.min_score,

@@ -74,7 +74,8 @@ def check_session_id(session_id: str) -> str:
 
 
 def session_key(call: Call, session_id: str, namespace: str | None = None) -> SessionKey:
-    home = "" if namespace in (None, call.caller.agent_id) else namespace
+    home = namespace or call.caller.home
+    home = "" if home == call.caller.agent_id else home
     return SessionKey(agent_id=call.caller.agent_id, team=call.caller.team, session_id=session_id, namespace=home)
 
 
@@ -100,7 +101,7 @@ class SessionService:
         Raises:
             InvalidParams: a malformed namespace.
             Forbidden: a namespace that is not the caller's own (audited)."""
-        namespace = call.caller.agent_id if namespace is None else check_namespace(namespace)
+        namespace = call.caller.home if namespace is None else check_namespace(namespace)
         try:
             permissions.require(call.caller, Access.WRITE, Scope.AGENT, namespace)
         except Forbidden:
