@@ -1,6 +1,7 @@
 """A stand-in for the Anthropic Messages API on 127.0.0.1: answers every turn with a short text
 (server-sent events, as the Claude Code CLI streams) and records each request body, so a test can
-read exactly what the host sent to the model (hook context included)."""
+read exactly what the host sent to the model (hook context included). A test may script tool calls
+(`StandIn.call`): the next requests are answered with them, one each, before text again."""
 
 from __future__ import annotations
 
@@ -14,18 +15,24 @@ from typing import Any
 REPLY = "Noted."
 
 
-def _events(text: str) -> bytes:
+def _events(text: str, tool: tuple[str, dict[str, Any]] | None = None, call_id: str = "toolu_01") -> bytes:
+    """A streamed answer: `text`, or a call of `tool` (name, input)."""
+    if tool is None:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": text}
+    else:
+        block = {"type": "tool_use", "id": call_id, "name": tool[0], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(tool[1])}
     events = [
         ("message_start", {"type": "message_start", "message": {
             "id": "msg_standin", "type": "message", "role": "assistant", "model": "claude-standin", "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": text}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                           "usage": {"output_tokens": 2}}),
+        ("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "end_turn" if tool is None else "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 2}}),
         ("message_stop", {"type": "message_stop"}),
     ]
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
@@ -35,6 +42,16 @@ class StandIn:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._calls: list[tuple[str, dict[str, Any]]] = []
+
+    def call(self, name: str, arguments: dict[str, Any]) -> None:
+        """Answer a coming streamed request with a call of tool `name` (in order, one a request)."""
+        with self._lock:
+            self._calls.append((name, arguments))
+
+    def next_call(self) -> tuple[str, dict[str, Any]] | None:
+        with self._lock:
+            return self._calls.pop(0) if self._calls else None
 
     def record(self, body: dict[str, Any]) -> None:
         with self._lock:
@@ -77,7 +94,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                             "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn",
                             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 2}})
                 return
-            payload = _events(REPLY)
+            payload = _events(REPLY, standin.next_call(), f"toolu_{len(standin.requests):02d}")
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("content-length", str(len(payload)))

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.model_standin import model_standin
+from tests.hooks.conftest import checkout
 from tests.hooks.helper import HookRunner
 from tests.npm_cache import UNREACHABLE, node_script
 
@@ -110,3 +111,48 @@ def test_memory_reaches_the_model_in_a_later_session_by_itself(claude: str, hook
     for path in (tmp_path / "data").rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_what_the_model_saves_in_one_project_reaches_no_other(claude: str, hooks: HookRunner, tmp_path: Path) -> None:
+    """Two checkouts named `app` of two repositories, each set up by `setup claude-code --write`:
+    a decision the model saves with memory_crud in one (no namespace: the project's) is in no
+    request the CLI sends from the other; a preference it saves agent-wide is."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**hooks.env, "HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    ours = checkout(tmp_path / "a" / "app", remote="git@example.com:acme/app.git")
+    theirs = checkout(tmp_path / "b" / "app", remote="git@example.com:other/app.git")
+    for project in (ours, theirs):
+        done = subprocess.run([sys.executable, "-m", "agent_memory", "setup", "claude-code", "--write"],
+                              cwd=project, capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+    crud = "mcp__agent-memory__memory_crud"
+    with model_standin() as (standin, port):
+        run_env = {**env, **QUIET, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ENABLE_TOOL_SEARCH": "false"}
+
+        def ask(project: Path, prompt: str) -> list[dict]:
+            before = len(standin.requests)
+            done = subprocess.run([claude, "-p", prompt, "--allowedTools", crud], cwd=project, capture_output=True,
+                                  text=True, env=run_env, timeout=120)
+            assert done.returncode == 0, (done.stdout, done.stderr)
+            return standin.since(before)
+
+        standin.call(crud, {"action": "create", "items": [{"content": "We decided to deploy with the helm chart "
+                                                                      "orbit-v3."}]})
+        standin.call(crud, {"action": "create", "namespace": "claude-code",
+                            "items": [{"content": "The user prefers answers in British English.", "layer": "meta"}]})
+        sent = ask(ours, "Save our deploy decision, and that I prefer British English everywhere.")
+        results = list({block["tool_use_id"]: block for r in sent for m in r["messages"]
+                        if isinstance(m.get("content"), list)
+                        for block in m["content"] if block.get("type") == "tool_result"}.values())
+        saved = [json.loads(r["content"] if isinstance(r["content"], str) else r["content"][0]["text"])["items"][0]
+                 for r in results]
+        assert len(saved) == 2, results
+        assert saved[0]["namespace"].startswith("claude-code/app-") and saved[1]["namespace"] == "claude-code"
+
+        later = ask(theirs, "Which helm chart do we deploy with, and which English should answers use?")
+        said = "\n".join(_said(r) for r in later)
+        assert "orbit-v3" not in said
+        assert "British English" in said and "standing-rules" in said
+        back = "\n".join(_said(r) for r in ask(ours, "Which helm chart do we deploy with?"))
+        assert "orbit-v3" in back

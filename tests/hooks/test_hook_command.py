@@ -17,7 +17,7 @@ from mcp import Client
 from agent_memory.config import Settings
 from agent_memory.tools.server import create_server
 from tests.conftest import Agent, identity, make_settings
-from tests.hooks.conftest import HOME
+from tests.hooks.conftest import HOME, checkout
 from tests.hooks.helper import HookRunner, transcript_line
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +126,28 @@ async def test_two_projects_never_mix(recalling: HookRunner, tmp_path: Path) -> 
     assert hooks.context(_event("UserPromptSubmit", blog, prompt="when does the shop database rotation run?")) == ""
     assert "rsync" in hooks.context(_event("UserPromptSubmit", blog, prompt="how is the blog deployed? rsync?"))
     assert "rsync" not in hooks.context(_event("SessionStart", shop, source="startup"))
+
+
+async def test_two_repositories_named_alike_never_mix_and_memory_from_before_stays_with_one(
+        recalling: HookRunner, tmp_path: Path) -> None:
+    """Two checkouts both named `api` of two repositories are two projects; the memory an earlier
+    version kept under `dev/api` (the directory name alone) is read by the first of them to ask."""
+    hooks = recalling
+    async with Client(create_server(_settings(tmp_path))) as client:
+        await Agent(client, identity("dev")).create("The api service listens on port 7311.", namespace="dev/api")
+    ours = checkout(tmp_path / "a" / "api", remote="git@example.com:acme/api.git")
+    theirs = checkout(tmp_path / "b" / "api", remote="git@example.com:other/api.git")
+    question = "which port does the api service listen on?"
+    assert "7311" in hooks.context(_event("UserPromptSubmit", ours, prompt=question))  # ours asked first
+    transcript = ours / "t.jsonl"
+    transcript.write_text(transcript_line("user", "We decided the api ships with the helm chart orbit-v3.", n=1))
+    assert hooks.run(_event("SessionEnd", ours, transcript, session="s-a", reason="exit")).returncode == 0
+    assert "orbit-v3" in hooks.context(_event("UserPromptSubmit", ours, prompt="which helm chart does the api use?"))
+    assert hooks.context(_event("UserPromptSubmit", theirs, prompt=question)) == ""
+    assert hooks.context(_event("UserPromptSubmit", theirs, prompt="which helm chart does the api use?")) == ""
+    assert "orbit-v3" not in hooks.context(_event("SessionStart", theirs, source="startup"))
+    renamed = (tmp_path / "a" / "api").rename(tmp_path / "a" / "api-service")  # a rename is the same project
+    assert "orbit-v3" in hooks.context(_event("UserPromptSubmit", renamed, prompt="which helm chart does the api use?"))
 
 
 async def test_concurrent_capture_events_log_each_turn_once(hooks: HookRunner, project: Path,
