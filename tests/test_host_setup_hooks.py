@@ -47,7 +47,8 @@ def test_printed_claude_code_config_names_both_project_files(home: Path,  # noqa
     assert server["type"] == "stdio" and server["command"] == installed()
     options = _parser().parse_args(server["args"])
     assert (options.command, options.agent_id, options.team) == ("serve", "coder", "shop")
-    assert server["args"][-4:] == ["--hooks-capture", "true", "--project", "auto"]  # the hooks capture: the model is not asked to
+    # The hooks capture (the model is not asked to) in the host's project:
+    assert server["args"][-4:] == ["--hooks-capture", "true", "--project", "auto"]
     hooks = printed[str(home / ".claude" / "settings.json")]["hooks"]
     assert hooks == {event: [ours("claude-code", timeout, "coder", "shop")] for event, timeout in CLAUDE_EVENTS.items()}
     assert not list(home.iterdir())  # printing writes nothing

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.projects import Project, claim, identify, normal_remote
-from tests.hooks.conftest import REMOTE, SHOP_API, checkout
+from tests.hooks.conftest import SHOP_API, checkout
 
 
 def test_the_segment_of_a_checkout_is_its_repository_name_and_its_remote_hashed(tmp_path: Path) -> None:

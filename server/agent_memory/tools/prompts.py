@@ -36,7 +36,11 @@ memory_reflect to log or reflect this one."""
 
 
 PROJECT = """
-Project: you work in project {project}. memory_crud without a namespace writes and lists there ({home}); memory_retrieve without namespaces searches it plus agent-wide ({agent}) and team-wide ({team}) memory, never another project's. Write agent-wide (namespace "{agent}") only what holds in every project, such as the user's own preferences, and team-wide (scope team, namespace "{team}") a rule for the whole team."""
+Project: you work in project {project}. memory_crud without a namespace writes and lists there \
+({home}); memory_retrieve without namespaces searches it plus agent-wide ({agent}) and team-wide \
+({team}) memory, never another project's. Write agent-wide (namespace "{agent}") only what holds in \
+every project, such as the user's own preferences, and team-wide (scope team, namespace "{team}") \
+a rule for the whole team."""
 
 
 def instructions(*, hooks_capture: bool, caller: Caller | None = None) -> str:
