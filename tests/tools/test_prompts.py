@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_memory.core.recall.context import OPEN
-from agent_memory.tools.prompts import INSTRUCTIONS, instructions
+from agent_memory.tools.instructions import INSTRUCTIONS, instructions
 from agent_memory.tools.server import create_server
 from tests.conftest import IDENTITY_KEY, Agent, identity, make_settings
 

@@ -25,6 +25,11 @@ def run_server(settings: Settings, *, announce: Callable[[], None] | None = None
     Raises:
         ConfigError: the store cannot be opened as configured (the command's usage error, exit 2).
     """
+    early = None
+    if settings.transport != "http" and announce is None:  # stdio: the handshake before the SDK's import
+        from agent_memory.transports.stdio_front import answer_first_line
+
+        early = answer_first_line(settings)
     from agent_memory.transports.serve import PortUnavailable, StartFailed, bind_http, check_store, serve
 
     try:
@@ -34,7 +39,7 @@ def run_server(settings: Settings, *, announce: Callable[[], None] | None = None
             bind_http(settings.http_host, settings.http_port).close()
             anyio.run(check_store, settings)
             announce()
-        serve(settings, codes=codes)
+        serve(settings, codes=codes, early=early)
     except (PortUnavailable, StartFailed) as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE

@@ -39,6 +39,7 @@ from agent_memory.core.model.models import Caller
 from agent_memory.core.ports.failures import FailureReader
 from agent_memory.tools import prompts
 from agent_memory.tools.identity import caller_from_request, resolve_caller, resolve_http_caller
+from agent_memory.tools.instructions import server_instructions
 from agent_memory.tools.opening import ServerState, opened, opening
 from agent_memory.tools.specs import BUILTIN_TOOLS, ToolSpec
 
@@ -240,8 +241,7 @@ def create_server(settings: Settings, *, extra_tools: Sequence[ToolSpec] = (),
     return Server(
         "agent-memory",
         version=__version__,
-        instructions=prompts.instructions(hooks_capture=settings.hooks_capture,
-                                          caller=settings.launch_caller() if settings.project else None),
+        instructions=server_instructions(settings),
         lifespan=lifespan,
         get_tool_input_schema=dispatcher.input_schema,
         on_list_tools=dispatcher.list_tools,

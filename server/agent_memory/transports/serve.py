@@ -20,6 +20,8 @@ from agent_memory.config import ConfigError, Settings
 from agent_memory.logging import configure_logging
 from agent_memory.tools.server import ToolSpec, create_server
 from agent_memory.transports.stdio import stdio_transport
+from agent_memory.transports.stdio_front import Early
+from agent_memory.transports.stop_signals import STOP_SIGNALS, held, hold_stop_signals
 
 if TYPE_CHECKING:  # the HTTP side (uvicorn, starlette, the console) is imported when serving HTTP only
     import uvicorn
@@ -29,7 +31,6 @@ if TYPE_CHECKING:  # the HTTP side (uvicorn, starlette, the console) is imported
 
 log = structlog.get_logger("agent_memory")
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TERMINAL_HINT = ("agent-memory speaks MCP on stdin/stdout: start it from an MCP host (README, 'Attach it to a host'; "
                  "`agent-memory setup claude-desktop|vscode|cursor` prints the config). Ctrl-C stops it.")
 
@@ -42,27 +43,7 @@ class StartFailed(Exception):
     """The HTTP server's start-up failed after the checks (the reason is in the log's error record)."""
 
 
-_held: list[int] = []  # stop signals that arrived while no transport was listening for them
-
-
-def _hold_stop_signals() -> None:
-    """Keep a SIGINT/SIGTERM that arrives while starting or after stopping for the transport to act
-    on, instead of dying of it mid-start (exit 143) or printing a KeyboardInterrupt traceback."""
-    if threading.current_thread() is threading.main_thread():
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, _hold)
-
-
-def _hold(signum: int, frame: object) -> None:
-    """Keep the first stop signal; a second one while nothing listens (a stop that hangs) ends the
-    process with the signal's default action, as an operator pressing Ctrl-C twice expects."""
-    _held.append(signum)
-    if len(_held) > 1:
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-
-def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -> None:
+def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), early: Early | None = None) -> None:
     """Serve MCP over stdin/stdout until the client closes the connection or SIGINT/SIGTERM
     arrives; either way the session ends as at end of input and the store closes cleanly.
 
@@ -78,7 +59,7 @@ def serve_stdio(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = ()) -
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(_set_on_signal, stop)
-            async with stdio_transport(stop) as (read_stream, write_stream):
+            async with stdio_transport(stop, early) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
         log.info("server_stopped", transport="stdio")
@@ -120,14 +101,14 @@ def _config_error(group: BaseExceptionGroup) -> ConfigError | None:
 async def _set_on_signal(stop: anyio.Event) -> None:
     try:
         with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
-            if _held:
-                log.info("server_stopping", signal=signal.Signals(_held[0]).name)
+            if held:
+                log.info("server_stopping", signal=signal.Signals(held[0]).name)
                 stop.set()
             async for signum in signals:
                 log.info("server_stopping", signal=signal.Signals(signum).name)
                 stop.set()
     finally:
-        _hold_stop_signals()
+        hold_stop_signals()
 
 
 def http_app(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None
@@ -171,12 +152,12 @@ def _uvicorn_server(config: uvicorn.Config) -> Any:
                 return
             for sig in STOP_SIGNALS:
                 signal.signal(sig, self._stop)
-            if _held:
-                self._stop(_held[0], None)
+            if held:
+                self._stop(held[0], None)
             try:
                 yield
             finally:
-                _hold_stop_signals()
+                hold_stop_signals()
 
         def _stop(self, signum: int, frame: object) -> None:
             if not self.should_exit:
@@ -246,7 +227,9 @@ async def check_store(settings: Settings) -> None:
         pass
 
 
-def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None) -> None:
+def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: SignInCodes | None = None,
+          early: Early | None = None) -> None:
+    """`early`: what a stdio server read and answered before the SDK was imported (`stdio_front`)."""
     # Everything the server needs is imported (the launcher turned the collector off for that):
     # what exists now lives as long as the process, so it is left out of every later collection.
     gc.freeze()
@@ -254,8 +237,8 @@ def serve(settings: Settings, *, extra_tools: tuple[ToolSpec, ...] = (), codes: 
     # Background indexing (embedding, Chroma) runs in threads of this process; a short GIL switch
     # interval keeps it from delaying request handling by whole 5 ms slices.
     sys.setswitchinterval(0.0005)
-    _hold_stop_signals()
+    hold_stop_signals()
     if settings.transport == "http":
         serve_http(settings, extra_tools=extra_tools, codes=codes)
     else:
-        serve_stdio(settings, extra_tools=extra_tools)
+        serve_stdio(settings, extra_tools=extra_tools, early=early)

@@ -27,6 +27,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from agent_memory.transports.deep_arguments import cut_deep_tool_call
+from agent_memory.transports.stdio_front import Early, Prefixed, id_key
 
 log = structlog.get_logger("agent_memory.stdio")
 
@@ -128,16 +129,20 @@ def _read_lines(stdin: io.TextIOWrapper, send: MemoryObjectSendStream[str], toke
 
 
 @asynccontextmanager
-async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
+async def stdio_transport(stop: anyio.Event | None = None, early: Early | None = None) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 ]:
     """The session's streams over this process's stdin and stdout (a drop-in for the SDK's
     `stdio_server`); while serving, fd 0 reads the null device and fd 1 writes to stderr. Setting
-    `stop` ends the input as end of file would (the session then finishes cleanly)."""
+    `stop` ends the input as end of file would (the session then finishes cleanly). `early`: what
+    was read before (it is read again first) and the requests already answered (`stdio_front`): the
+    session's own answers to those are not written a second time."""
+    early = early or Early()
     stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
     stdout_fd = _claim(1, os.dup(2))
     # closefd=False: the reader thread may still block reading after exit; the fd must not be recycled.
-    stdin_bytes, stdout_bytes = os.fdopen(stdin_fd, "rb", closefd=False), os.fdopen(stdout_fd, "wb", closefd=False)
+    stdin_bytes = io.BufferedReader(Prefixed(early.read, stdin_fd))
+    stdout_bytes = os.fdopen(stdout_fd, "wb", closefd=False)
     stdin = io.TextIOWrapper(stdin_bytes, encoding="utf-8", errors="replace")
     stdout_text = io.TextIOWrapper(stdout_bytes, encoding="utf-8")
     to_session, from_stdin = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -166,6 +171,8 @@ async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
     async def write_stdout() -> None:
         async with from_session:
             async for item in from_session:
+                if early.answered and _answered_before(item.message, early.answered):
+                    continue
                 # Write and flush in one trip to a worker thread (a full pipe must not block the loop).
                 await anyio.to_thread.run_sync(
                     write_line, item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
@@ -178,6 +185,19 @@ async def stdio_transport(stop: anyio.Event | None = None) -> AsyncIterator[
     finally:
         os.dup2(stdin_fd, 0)
         os.dup2(stdout_fd, 1)
+
+
+def _answered_before(message: object, answered: set[str]) -> bool:
+    """Whether `message` answers a request the front answered already (each is dropped once)."""
+    if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+        return False
+    key = id_key(message.id)
+    if key not in answered:
+        return False
+    answered.discard(key)
+    if isinstance(message, types.JSONRPCError):  # the front and the SDK disagree: say so, keep serving
+        log.warning("stdio_handshake_disagreement", id=_safe_id(message.id), code=message.error.code)
+    return True
 
 
 async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
