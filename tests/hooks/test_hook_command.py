@@ -185,6 +185,30 @@ def test_bad_or_unknown_events_never_break_the_host(hooks: HookRunner, stdin: st
     assert len(done.stderr.strip().splitlines()) <= 1
 
 
+async def test_a_transcript_outside_the_users_files_is_never_read(hooks: HookRunner, project: Path,
+                                                                 tmp_path: Path) -> None:
+    """A huge event, a transcript that is no file of the user's (a system file, a device, a folder
+    named .jsonl), and lines of a type nobody knows: exit 0, at most one line, nothing stored."""
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    device = tmp_path / "device.jsonl"
+    device.symlink_to("/dev/zero")
+    for path in ("/etc/passwd", str(device), str(folder)):
+        done = hooks.run(_event("Stop", project, Path(path)))
+        assert done.returncode == 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "transcript_path" in done.stderr and "nothing read" in done.stderr
+        assert "additionalContext" not in done.stdout  # at most the one line the host shows the user
+    done = hooks.run(_event("UserPromptSubmit", project, prompt="x" * 3_000_000))
+    assert done.returncode == 0 and "additionalContext" not in done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"type": "hologram", "message": {"role": "user", "content": "Deploy on Mondays."}})
+                   + "\n" + json.dumps({"type": "user", "message": 7}) + "\n")
+    done = hooks.run(_event("Stop", project, odd))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert await _items(_settings(tmp_path), HOME) == []
+
+
 def test_a_bad_host_or_configuration_exits_0_with_one_line(hooks: HookRunner, tmp_path: Path) -> None:
     done = hooks.run({"hook_event_name": "Stop"}, host="no-such-host")
     assert (done.returncode, done.stdout) == (0, "") and len(done.stderr.strip().splitlines()) == 1

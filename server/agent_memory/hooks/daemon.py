@@ -65,7 +65,7 @@ class Helper:
         try:
             context, note = await self.events.handle(host, name, event, env, str(request.get("cwd") or ""))
         except HookError as exc:
-            log.warning("hook_refused", event=name, reason=str(exc)[:300])
+            log.warning("hook_refused", hook_event=name, reason=str(exc)[:300])
             return {"stdout": "", "note": str(exc)}
         return {"stdout": host_output(host, name, context), "note": note}
 

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,8 @@ class HookEvents:
         """The transcript's turns not logged yet, logged."""
         path = event.get("transcript_path")
         if isinstance(path, str) and path:
+            if (why := _not_a_transcript(path)) is not None:
+                raise HookError(f"transcript_path {why}: nothing read")
             key = f"{caller.home}\n{session}\n{path}"
             async with self._offsets.lock(key):
                 offset = self._offsets.get(key)
@@ -198,6 +201,25 @@ class HookEvents:
                 await self._door.sessions.log(self._call(caller, "memory_reflect"), request)
             except DomainError as exc:
                 raise HookError(_said(exc)) from None
+
+
+def _not_a_transcript(path: str) -> str | None:
+    """Why `path` is no transcript the hooks may read (None: it is one, or not written yet): a
+    regular `.jsonl` file, after links, that the user running the hooks owns. An event naming
+    another user's file, a device or a folder gets nothing read."""
+    if not path.endswith(".jsonl") or "\0" in path:
+        return "is not a .jsonl file"
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None  # the host has not written it yet
+    except (OSError, ValueError):
+        return "cannot be read"
+    if not stat.S_ISREG(found.st_mode):
+        return "is not a regular file"
+    if found.st_uid != os.getuid():
+        return "belongs to another user"
+    return None
 
 
 def _at(event: dict[str, Any]) -> str | None:
