@@ -83,6 +83,17 @@ def postgres_url(value: object) -> str:
     return text
 
 
+def http_url(value: object) -> str:
+    """Empty, or an http(s) URL with a host (a team server's MCP endpoint)."""
+    url = str(value).strip()
+    if not url:
+        return ""
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/") or any(c.isspace() for c in url):
+        raise ValueError("must be an http:// or https:// URL with a host, e.g. http://memory.internal:8765/mcp")
+    return url
+
+
 def setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,
              aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
     """A setting: `flag=False` keeps it off the command line (secrets); `aliases` are extra flags."""

@@ -22,6 +22,7 @@ from agent_memory.setting_values import (
     choice as _choice,
     env_name,
     float_between as _float_between,
+    http_url as _http_url,
     int_between as _int_between,
     postgres_url as _postgres_url,
     setting as _setting,
@@ -166,12 +167,12 @@ class Settings:
                                                "Pruning: days a `long_term` entry is kept (0: forever)")
     retention_meta_days: float = _setting(0.0, _float_between(0, 36_500),
                                           "Pruning: days a `meta` entry is kept (0: forever)")
-    hook_budget_chars: int = _setting(1200, _int_between(100, 100_000), "Host hooks: characters of memory added "
-                                      "to a prompt (UserPromptSubmit), delimiters included")
-    hook_start_chars: int = _setting(2000, _int_between(100, 100_000), "Host hooks: characters of the block "
-                                     "added when a session starts (rules, facts, the last summary)")
+    hook_budget_chars: int = _setting(1200, _int_between(100, 100_000), "Host hooks: characters added to a prompt")
+    hook_start_chars: int = _setting(2000, _int_between(100, 100_000), "Host hooks: characters added at session start")
     hook_project: str = _setting("", _text, "Host hooks: the project's name where project is empty or auto "
                                  "(older spelling of project)")
+    hook_server_url: str = _setting("", _http_url, "Host hooks: a team server's MCP URL (empty: the embedded store)")
+    hook_token_file: str = _setting("", _text, "Host hooks: its bearer token's file, mode 600 (or $MEMORY_HOOK_TOKEN)")
     hook_idle_minutes: float = _setting(30.0, _float_between(0.1, 1440), "Host hooks: minutes the hook helper "
                                         "process stays up without a request")
     hooks_capture: bool = _setting(False, _bool, "Host hooks capture the sessions (setup sets it in the server "

@@ -15,6 +15,7 @@ import pytest
 from agent_memory.bootstrap import open_app
 from agent_memory.config import Settings
 from agent_memory.contracts.retrieve import MemoryRetrieveResult
+from agent_memory.hooks.doors import LocalDoor
 from agent_memory.hooks.events import HookEvents, HookSettings
 from agent_memory.hooks.transcript import Turn
 from agent_memory.importers import read_lines
@@ -151,7 +152,7 @@ async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent:
                                                                           tmp_path: Path) -> None:
     async with open_app(settings) as app:  # the hook helper's own opening of the store, beside the server
         hooks = HookEvents(HookSettings(locate=lambda _: Project("demo"), budget_chars=2000, start_chars=2000,
-                                        state_dir=tmp_path / "state"), app.door, app.launch_caller)
+                                        state_dir=tmp_path / "state"), LocalDoor(app.door, app.launch_caller))
         caller = dataclasses.replace(app.launch_caller, project="demo")
         await hooks._log(caller, "host-1", [Turn("user", "Refactor the parser module", None, None),
                                             Turn("assistant", "Done: split it into two files", None, None)])

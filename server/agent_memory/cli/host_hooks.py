@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_memory.cli import team_server
 from agent_memory.cli.host_files import (
     EXIT_FAILED,
     EXIT_OK,
@@ -123,6 +124,9 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
             return EXIT_USAGE
         servers_file = hooks_file = Path(options.setup_file).expanduser()
     name = options.setup_name
+    if (wrong := team_server.problem(options)) is not None:
+        print(f"agent-memory: setup: {wrong}; nothing written", file=sys.stderr)
+        return EXIT_USAGE
     args = entry.get("args", [])
     identity = args[args.index("serve") + 1:] if "serve" in args else []
     # The hooks capture the sessions: the server's instructions then do not ask the model to as well.
@@ -130,6 +134,9 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
     project = ["--project", options.setup_project]
     entry = {**entry, "args": [*args, "--hooks-capture", "true", *project]}
     explicit = project if options.setup_project != "auto" else []
+    if options.setup_server_url:  # the team's server: the token says who, for the hooks and the entry
+        entry = team_server.server_entry(options.host, options, command)
+        identity = team_server.hook_arguments(options)
     groups = hook_groups(options.host, hook_command(command, options.host, [*identity, *explicit]), name)
     # Per file, what goes in it: (what it is, a step that puts it in and says if one was replaced).
     edits: dict[Path, list[tuple[str, Callable[[Path, dict], bool]]]] = {}
@@ -175,6 +182,8 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
         else:
             print(f"setup: {path} already has this {what}; left as it is", file=sys.stderr)
         _warn_if_disabled(options.host, data, path)
+    if options.setup_server_url:
+        print(team_server.advice(options), file=sys.stderr)
     print(f"setup: restart {host.title} to use it", file=sys.stderr)
     return EXIT_OK
 

@@ -49,6 +49,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--project", dest="setup_project", metavar="NAME", default="auto",
                        help="claude-code, gemini-cli: the project the server and the hooks work in (default auto: the "
                             "git repository the host runs in, told apart by its remote, else its path)")
+    setup.add_argument("--server-url", dest="setup_server_url", metavar="URL", default="",
+                       help="claude-code, gemini-cli: a team's running `serve --http` (its MCP URL): the hooks and the "
+                            "MCP entry use it under the token in --token-file instead of the embedded store")
+    setup.add_argument("--token-file", dest="setup_token_file", metavar="FILE", default="",
+                       help="with --server-url: the file (mode 600) holding your bearer token")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
     setup.add_argument("--check", dest="setup_check", action="store_true",
                        help="claude-code, gemini-cli: run the installed hooks against a probe event each and say "
@@ -108,8 +113,9 @@ def run(options: argparse.Namespace) -> int:
         if options.setup_check:
             return hook_check.check(options.host, host_hooks.hooks_file(options), options.setup_name)
         return host_hooks.run(options, host, entry, command)
-    if options.setup_scope or options.setup_check or options.setup_project != "auto":
-        flag = "--scope" if options.setup_scope else "--check" if options.setup_check else "--project"
+    if options.setup_scope or options.setup_check or options.setup_project != "auto" or options.setup_server_url:
+        flag = ("--scope" if options.setup_scope else "--check" if options.setup_check
+                else "--project" if options.setup_project != "auto" else "--server-url")
         print(f"agent-memory: setup: {flag} is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
         return EXIT_USAGE
     target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)

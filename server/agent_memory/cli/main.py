@@ -154,7 +154,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                     "on stderr. A helper process holding the store open serves it (started on first use).")
     hook.add_argument("host", choices=("claude-code", "gemini-cli"))
     _add_settings(hook, *STORE, "agent_id", "system_type", "team", "skills", "vector_backend", "hook_budget_chars",
-                  "hook_start_chars", "project", "project_identity", "hook_project", "hook_idle_minutes")
+                  "hook_start_chars", "project", "hook_server_url", "hook_token_file", "hook_idle_minutes")
     console = commands.add_parser(
         "console", help="open the memory console in a browser on this data directory (127.0.0.1 only)",
         description="Serves the memory console (and MCP over HTTP) on 127.0.0.1 with this data directory and "
@@ -181,6 +181,14 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                         help="every token of this agent issued until now, recorded or not (also tokens without an id)")
     for sub in (issue, verify, listing, revoke):
         _add_settings(sub, *STORE)
+    header = token_commands.add_parser(
+        "header", help="print the HTTP headers for a team server's token kept in a private file (JSON)",
+        description="What a host's headersHelper runs (setup HOST --server-url writes it): prints "
+                    '{"Authorization": "Bearer <token>"} (and the project header with --project) for the token in '
+                    "FILE, refused when others may read FILE. Exit codes: 0, 2 no usable token file.")
+    header.add_argument("--file", dest="token_header_file", required=True, metavar="FILE")
+    header.add_argument("--project", dest="token_header_project", metavar="SEGMENT",
+                        help="the project the host's session works in (X-Agent-Memory-Project)")
     return parser
 
 
@@ -250,6 +258,10 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         from agent_memory.cli import host_setup
 
         return host_setup.run(options)
+    if options.command == "token" and options.token_command == "header":  # no store, no secret
+        from agent_memory.cli.team_server import print_header
+
+        return print_header(options.token_header_file, options.token_header_project)
     if options.command == "hook":
         from agent_memory.hooks.client import main as hook
 

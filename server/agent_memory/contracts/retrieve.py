@@ -59,6 +59,11 @@ class MemoryRetrieveArgs(StrictModel):
     domains: list[DomainName] | None = Field(None, max_length=5, description="Only memories of these domains "
                                                                          "(user_pref, system_fact, session_summary, "
                                                                          "agent_eval, code_context).")
+    exclude_session_id: str | None = Field(None, min_length=1, max_length=128,
+                                           description="Leave out the logged turns of this session (not its "
+                                                       "compaction summaries): what a host's hook asks when it "
+                                                       "recalls for a prompt of a session whose turns the host "
+                                                       "holds already.")
 
 
 class ScoreParts(StrictModel):

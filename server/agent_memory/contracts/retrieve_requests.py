@@ -32,6 +32,7 @@ def retrieval_request(args: MemoryRetrieveArgs) -> RetrievalRequest:
         include_superseded=args.include_superseded,
         domains=domains_of(args.domains or ()),
         budget_shares=None if args.budget_shares is None else budget_shares(args.budget_shares),
+        leave_out_session=args.exclude_session_id,
     )
 
 

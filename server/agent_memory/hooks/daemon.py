@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,10 @@ import anyio
 import structlog
 from anyio.abc import SocketStream
 
-from agent_memory.bootstrap import App, open_app
+from agent_memory.bootstrap import open_app
 from agent_memory.config import ConfigError, Settings, load_settings
+from agent_memory.core.model.rules import Limits
+from agent_memory.hooks.doors import Door, LocalDoor, Refused, RemoteDoor, Unreachable, read_token
 from agent_memory.hooks.events import HookError, HookEvents, HookSettings
 from agent_memory.hooks.hosts import event_of
 from agent_memory.logging import configure_logging
@@ -36,6 +39,7 @@ from agent_memory.logging import configure_logging
 log = structlog.get_logger("agent_memory.hooks")
 
 MAX_REQUEST_BYTES = 2_500_000
+DELIVER_EVERY_SECONDS = 30.0  # capture a team's server did not take is tried again this often
 
 
 def host_output(host: str, event_name: str, context: str) -> str:
@@ -48,11 +52,11 @@ def host_output(host: str, event_name: str, context: str) -> str:
 
 
 class Helper:
-    def __init__(self, settings: Settings, app: App) -> None:
+    def __init__(self, settings: Settings, door: Door) -> None:
         self.events = HookEvents(HookSettings(
             locate=lambda directory: settings.project_in(directory, always=True),
             budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
-            state_dir=settings.data_path / "hooks"), app.door, app.launch_caller)
+            state_dir=settings.data_path / "hooks"), door)
         self.last_request = time.monotonic()
 
     async def answer(self, request: dict[str, Any]) -> dict[str, str]:
@@ -70,11 +74,13 @@ class Helper:
         return {"stdout": host_output(host, name, context), "note": note}
 
     async def serve_one(self, stream: SocketStream) -> None:
-        """One hook's request. Nothing a client sends or fails to send may stop the helper."""
+        """One hook's request; then, with the hook answered, what a team's server did not take
+        before is sent (if it answers now). Nothing a client sends or fails to send may stop the helper."""
         try:
             await self._serve_one(stream)
         except Exception:
             log.warning("hook_request_dropped", exc_info=True)
+        await self.deliver()
 
     async def _serve_one(self, stream: SocketStream) -> None:
         async with stream:
@@ -101,6 +107,20 @@ class Helper:
         except Exception:
             log.exception("hook_failed")
             return {"stdout": "", "note": "failed (see the hook helper's log)"}
+
+    async def deliver(self) -> None:
+        """Send what a team's server did not take before (nothing to do on the embedded store)."""
+        if not self.events.pending:
+            return
+        try:
+            sent = await self.events.deliver()
+        except Unreachable:
+            return  # still down: the next event or the next round tries again
+        except Exception:
+            log.exception("hook_delivery_failed")
+            return
+        if sent:
+            log.info("hook_capture_delivered", sent=sent)
 
     async def run_spooled(self, spool: Path) -> None:
         """Capture events a hook queued while this helper was starting, oldest first."""
@@ -145,10 +165,29 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
+@contextlib.asynccontextmanager
+async def door_for(settings: Settings) -> AsyncIterator[Door]:
+    """The team's server when `hook_server_url` names one (under the developer's token), else the
+    embedded store, opened for the helper's life.
+
+    Raises:
+        Refused: no usable token for the team's server."""
+    if settings.hook_server_url:
+        remote = RemoteDoor(settings.hook_server_url, read_token(settings.hook_token_file),
+                            Limits(max_content_chars=settings.max_content_chars))
+        try:
+            yield remote
+        finally:
+            await remote.close()
+        return
+    async with open_app(settings) as app:
+        yield LocalDoor(app.door, app.launch_caller)
+
+
 async def serve(settings: Settings, socket_path: Path) -> None:
     idle = settings.hook_idle_minutes * 60
-    async with open_app(settings) as app:
-        helper = Helper(settings, app)
+    async with door_for(settings) as door:
+        helper = Helper(settings, door)
         with contextlib.suppress(FileNotFoundError):
             socket_path.unlink()  # a stale socket of a helper that died (the lock says none runs)
         listener = await anyio.create_unix_listener(socket_path)
@@ -159,7 +198,8 @@ async def serve(settings: Settings, socket_path: Path) -> None:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             await helper.run_spooled(socket_path.with_suffix(".spool"))
             while time.monotonic() - helper.last_request < idle:
-                await anyio.sleep(min(30.0, idle))
+                await anyio.sleep(min(DELIVER_EVERY_SECONDS, idle))
+                await helper.deliver()
             tg.cancel_scope.cancel()
         with contextlib.suppress(FileNotFoundError):
             socket_path.unlink()
@@ -186,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent-memory hook helper: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format, settings.log_dir)
-    anyio.run(serve, settings, socket_path)
+    try:
+        anyio.run(serve, settings, socket_path)
+    except Refused as exc:  # no usable token for the team's server
+        print(f"agent-memory hook helper: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -10,33 +10,35 @@ and the agent's and team's root namespaces, never another project's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import re
+import secrets
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_memory.application import Application
-from agent_memory.application.memories import ListRequest, Place
 from agent_memory.application.sessions import LogTurns, Reflect
-from agent_memory.core.model.commands import Call
 from agent_memory.core.model.errors import DomainError
-from agent_memory.core.model.ids import new_request_id
 from agent_memory.core.model.models import Caller, Domain, Entry, Layer, ListFilters, Scope
 from agent_memory.core.model.statements import COMPACTION_TAG, Turn as LoggedTurn
 from agent_memory.core.model.text import check_text
 from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
+from agent_memory.hooks.doors import Door, Refused, Unreachable
 from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
 from agent_memory.hooks.transcript import Turn, read_new
 from agent_memory.projects import Project, host_directory
 
 LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
+READ_BYTES = 4_000_000  # transcript bytes read at once (fewer when they hold more than LOG_BATCH turns)
+MIN_READ_BYTES = 4096
 MAX_QUERY_CHARS = 4000
 START_ENTRY_CHARS = 300
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
@@ -88,60 +90,110 @@ class Offsets:
 
 
 class HookEvents:
-    def __init__(self, settings: HookSettings, door: Application, caller: Caller) -> None:
-        """`door`: the use cases the hooks work through, as `caller` (the configured identity)."""
+    def __init__(self, settings: HookSettings, door: Door) -> None:
+        """`door`: where the work goes (the embedded store, or a team's server), as `door.caller`."""
         self._s = settings
         self._door = door
-        self._caller = caller
         self._offsets = Offsets(settings.state_dir)
-
-    def _call(self, caller: Caller, tool: str) -> Call:
-        """A call as the MCP tool `tool` makes it (its audit rows name that tool)."""
-        return Call(caller, new_request_id(), tool)
+        self._pending = Pending(settings.state_dir / "pending")
+        self._delivering = asyncio.Lock()
 
     def _in_project(self, event: dict[str, Any], env: dict[str, str], cwd: str) -> Caller:
         """The configured identity working in the event's project, as the MCP server the host launched
         works in it (the same `Settings.project_in`), so the model's writes and the hooks' meet."""
         found = self._s.locate(host_directory(env, str(event.get("cwd") or cwd)))
-        return dataclasses.replace(self._caller, project=found.segment, project_legacy=found.legacy)
+        return dataclasses.replace(self._door.caller, project=found.segment, project_legacy=found.legacy)
 
     async def handle(self, host: str, name: str, event: dict[str, Any], env: dict[str, str], cwd: str
                      ) -> tuple[str, str]:
         """(context for the host, a note for stderr); either may be empty. What `host`'s event
         `name` does is its role in the host's table (`hosts.py`); an event it does not name does
-        nothing."""
+        nothing. Capture the server could not take is kept and delivered later (`deliver`)."""
         spec = event_of(host, name)
         if spec is None:
             return "", ""
         caller = self._in_project(event, env, cwd)
         session = host_session(event.get("session_id"))
-        if spec.role == "prompt":
-            return await self._prompt(caller, event, session), ""
-        if spec.role == "start":
-            return await self._start(caller), ""
+        try:
+            if spec.role == "prompt":
+                return await self._prompt(caller, event, session), ""
+            if spec.role == "start":
+                return await self._start(caller), ""
+        except Unreachable as exc:
+            raise HookError(f"{exc}: nothing recalled") from None
+        work = {"home": caller.home, "project": caller.project, "legacy": caller.project_legacy, "session": session,
+                "reflect": spec.role in REFLECT_ROLES}
         if spec.role == "turn":  # Gemini CLI's transcript is not Claude's JSONL: the turn comes in the event
-            turns = [Turn(role, str(event.get(key) or ""), _at(event), None)
-                     for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
-            await self._log(caller, session, turns)
-            return "", ""
-        if reads_transcript(host):
-            await self._logged(caller, event, session)
-        return "", await self._reflect(caller, session) if spec.role in REFLECT_ROLES else ""
+            work["turns"] = [[role, str(event.get(key) or ""), _at(event)]
+                             for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
+        elif reads_transcript(host) and isinstance(event.get("transcript_path"), str) and event["transcript_path"]:
+            if (why := _not_a_transcript(event["transcript_path"])) is not None:
+                raise HookError(f"transcript_path {why}: nothing read")
+            work["path"] = event["transcript_path"]
+        try:
+            await self.deliver()  # what was kept goes first: a session's turns stay in order
+            note = await self._capture(work)
+        except Unreachable as exc:
+            self._pending.keep(work)
+            return "", f"{exc}: the session's turns are kept and sent once it answers"
+        return "", note
+
+    @property
+    def pending(self) -> bool:
+        return self._pending.any()
+
+    async def deliver(self) -> int:
+        """Capture kept while the team's server did not answer, sent now, oldest first. Returns how
+        many were sent. Raises Unreachable (at the first that still cannot be sent)."""
+        sent = 0
+        async with self._delivering:
+            for path, work in self._pending.oldest_first():
+                try:
+                    await self._capture(work)
+                except HookError:
+                    pass  # refused for good (e.g. the token was revoked): keeping it would retry forever
+                self._pending.done(path)
+                sent += 1
+        return sent
+
+    async def _capture(self, work: dict[str, Any]) -> str:
+        """Log what `work` names (its turns, or the transcript's new lines), then reflect if asked;
+        returns a note for stderr (a refused reflection). Raises Unreachable with nothing lost: the
+        transcript's offset moves only past what was logged."""
+        caller = dataclasses.replace(self._door.caller, project=str(work.get("project") or ""),
+                                     project_legacy=str(work.get("legacy") or ""))
+        session = str(work["session"])
+        if "turns" in work:
+            await self._log(caller, session, [Turn(str(r), str(c), a if isinstance(a, str) else None, None)
+                                              for r, c, a in work["turns"]])
+        elif "path" in work:
+            await self._logged(caller, str(work["path"]), session)
+        return await self._reflect(caller, session) if work.get("reflect") else ""
+
+    def _namespaces(self, caller: Caller) -> tuple[str, ...]:
+        """Where a prompt's recall looks: the project's own agent and team namespaces (and its older
+        ones), then agent- and team-wide memory; never another project's."""
+        projects = [p for p in (caller.project, caller.project_legacy) if p]
+        return (*(f"{caller.agent_id}/{p}" for p in projects), caller.agent_id,
+                *(f"{caller.team}/{p}" for p in projects), caller.team)
 
     async def _prompt(self, caller: Caller, event: dict[str, Any], session: str) -> str:
-        """What memory holds about the prompt (where memory_retrieve searches by default in the
-        project: it, and agent- and team-wide memory), but the turns of this very session (they are
-        in the host's context already; its compaction summaries are not)."""
+        """What memory holds about the prompt in the project, agent- and team-wide memory, but the
+        turns of this very session (they are in the host's context already; its compaction
+        summaries are not)."""
         prompt = " ".join(str(event.get("prompt") or "").split())[:MAX_QUERY_CHARS]
         if not prompt:
             return ""
-        request = RetrievalRequest(query=prompt, max_chars=self._s.budget_chars, leave_out_session=session)
+        request = RetrievalRequest(query=prompt, namespaces=self._namespaces(caller), max_chars=self._s.budget_chars,
+                                   leave_out_session=session)
         try:
             check_text(prompt, "query")  # the text rule, as at every edge (core/model/text.py)
-            found = await self._door.recall.retrieve(self._call(caller, "memory_retrieve"), request)
         except DomainError as exc:
             raise HookError(_said(exc)) from None
-        return found.context
+        try:
+            return await self._door.recall(caller, request)
+        except Refused as exc:
+            raise HookError(str(exc)) from None
 
     async def _start(self, caller: Caller) -> str:
         """The project's rules (its own, then agent- and team-wide ones), its facts and its latest
@@ -159,36 +211,37 @@ class HookEvents:
         entries: list[Entry] = []
         for scope, namespace, filters, limit in wanted:
             try:
-                page = await self._door.memories.list(self._call(caller, "memory_crud"),
-                                                      ListRequest(Place(scope, namespace), filters, limit=limit))
-            except DomainError:  # e.g. a team the identity cannot read: the rest still helps
+                found = await self._door.listed(caller, scope, namespace, filters, limit)
+            except Refused:  # e.g. a team the identity cannot read: the rest still helps
                 continue
-            entries += [e for e in page.items if not e.superseded_by]
+            entries += [e for e in found if not e.superseded_by]
         if not entries:
             return ""
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _logged(self, caller: Caller, event: dict[str, Any], session: str) -> None:
-        """The transcript's turns not logged yet, logged."""
-        path = event.get("transcript_path")
-        if isinstance(path, str) and path:
-            if (why := _not_a_transcript(path)) is not None:
-                raise HookError(f"transcript_path {why}: nothing read")
-            key = f"{caller.home}\n{session}\n{path}"
-            async with self._offsets.lock(key):
-                offset = self._offsets.get(key)
-                turns, new_offset = await asyncio.to_thread(read_new, path, offset)
+    async def _logged(self, caller: Caller, path: str, session: str) -> None:
+        """The transcript's turns not logged yet, logged; the offset moves past each part once the
+        server has it, so a failure part-way sends nothing twice."""
+        key = f"{caller.home}\n{session}\n{path}"
+        async with self._offsets.lock(key):
+            offset, budget = self._offsets.get(key), READ_BYTES
+            while True:
+                turns, new_offset = await asyncio.to_thread(read_new, path, offset, budget)
+                if len(turns) > LOG_BATCH and budget > MIN_READ_BYTES:
+                    budget //= 2  # one call a part: a part logged is never logged again
+                    continue
                 await self._log(caller, session, turns)
-                if new_offset != offset:
-                    self._offsets.put(key, new_offset)
+                if new_offset == offset:
+                    return
+                self._offsets.put(key, new_offset)
+                offset, budget = new_offset, READ_BYTES
 
     async def _reflect(self, caller: Caller, session: str) -> str:
         try:
-            await self._door.sessions.reflect(self._call(caller, "memory_reflect"),
-                                              Reflect(session, namespace=caller.home))
-        except DomainError as exc:
-            return _said(exc)
+            await self._door.reflect(caller, Reflect(session, namespace=caller.home))
+        except Refused as exc:
+            return str(exc)
         return ""
 
     async def _log(self, caller: Caller, session: str, turns: list[Turn]) -> None:
@@ -198,9 +251,47 @@ class HookEvents:
             request = LogTurns(session, logged[start:start + LOG_BATCH], caller.home, Domain.CODE_CONTEXT)
             try:
                 check_text([[t.content, t.name or ""] for t in request.turns], "turns")
-                await self._door.sessions.log(self._call(caller, "memory_reflect"), request)
             except DomainError as exc:
                 raise HookError(_said(exc)) from None
+            try:
+                await self._door.log(caller, request)
+            except Refused as exc:
+                raise HookError(str(exc)) from None
+
+
+class Pending:
+    """Capture a team's server did not take, kept to send later: one private file each (it may
+    hold the turns themselves), named by when it was kept."""
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+
+    def keep(self, work: dict[str, Any]) -> None:
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}.json"
+        fd = os.open(self._dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(work, out)
+
+    def any(self) -> bool:
+        return self._dir.is_dir() and any(self._dir.glob("*.json"))
+
+    def oldest_first(self) -> list[tuple[Path, dict[str, Any]]]:
+        found = []
+        for path in sorted(self._dir.glob("*.json")) if self._dir.is_dir() else []:
+            try:
+                work = json.loads(path.read_text())
+            except (OSError, ValueError):
+                work = None
+            if isinstance(work, dict) and "session" in work and "home" in work:
+                found.append((path, work))
+            else:
+                self.done(path)
+        return found
+
+    def done(self, path: Path) -> None:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _not_a_transcript(path: str) -> str | None:

@@ -8,6 +8,7 @@ the token.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,10 @@ from agent_memory.core.model.errors import Forbidden
 from agent_memory.core.model.models import Caller, Skill
 
 IDENTITY_KEY = "agent-memory/identity"
+# The project an HTTP session works in (`setup HOST --server-url` writes it beside the token): a
+# namespace segment; anything else is ignored (the session then works in none).
+PROJECT_HEADER = "x-agent-memory-project"
+PROJECT_SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 CHOOSING = "docs/permissions.md, 'Choosing a system type and team'"
 _SOURCES = {"request": "this request's _meta", "initialize": "the initialize request's _meta"}
 
@@ -93,7 +98,7 @@ def resolve_http_caller(request_meta: Mapping[str, Any] | None, session_meta: Ma
                         f"{', '.join(sorted(s.value for s in token_caller.skills)) or 'none'}: claim a subset, "
                         f"or mint a token with those skills", field="skills",
                         allowed=sorted(s.value for s in token_caller.skills))
-    return claimed
+    return dataclasses.replace(claimed, project=token_caller.project)
 
 
 CALLER_STATE_KEY = "agent_memory_caller"  # where the HTTP transport's bearer check leaves the caller
@@ -105,4 +110,7 @@ def caller_from_request(request: Any) -> Caller | None:
         return None
     state = getattr(request, "scope", {}).get("state") or {}
     caller = state.get(CALLER_STATE_KEY)
-    return caller if isinstance(caller, Caller) else None
+    if not isinstance(caller, Caller):
+        return None
+    project = str(getattr(request, "headers", {}).get(PROJECT_HEADER) or "")
+    return dataclasses.replace(caller, project=project) if PROJECT_SEGMENT.match(project) else caller

@@ -43,7 +43,7 @@ class RetrievalRequest:
     budget_shares: Shares | None = None  # the budget split by tier (core/recall/budget.py)
     domains: tuple[Domain, ...] = ()  # only memories of these domains (empty: any, or none)
     # The turns of this session are left out (not its compaction summaries): a host hook recalling for
-    # a prompt of the session, whose own turns are in the host's context already. Not on the wire.
+    # a prompt of the session, whose own turns are in the host's context already (`exclude_session_id`).
     leave_out_session: str | None = None
 
 
