@@ -49,6 +49,7 @@ import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_data import locomo_dir  # noqa: E402
@@ -134,6 +135,29 @@ class Hooks:
                 time.sleep(0.05)
             else:
                 os.kill(pid, signal.SIGKILL)
+
+
+def sweep_floors(hooks: Hooks, convs: list, every: list, args: argparse.Namespace, project_of: Any
+                 ) -> list[tuple[float, float, float, float]]:
+    """(hook_min_score, evidence share, mean injected chars, off-topic share) per value of --sweep:
+    the same questions (and the same off-topic sample, by seed) asked again with that floor."""
+    curve = []
+    for floor in (float(v) for v in args.sweep.split(",") if v.strip()):
+        hooks.env = {**hooks.env, "MEMORY_HOOK_MIN_SCORE": str(floor)}  # another helper (its key is its env)
+        rng = random.Random(7)
+        rows: list[dict] = []
+        off: list[bool] = []
+        for conv in convs:
+            project = project_of(conv.name)
+            rows += ask(hooks, conv, project, f"sweep {floor}")
+            others = [q["question"] for c in every if c.name != conv.name for q in c.queries]
+            for question in rng.sample(others, min(args.offtopic, len(others))):
+                block, _ = hooks.run(prompt(project, question), f"sweep {floor}, off-topic")
+                off.append(bool(block))
+        hooks.kill_helpers()
+        curve.append((floor, statistics.mean(r["hit"] for r in rows), statistics.mean(r["chars"] for r in rows),
+                      statistics.mean(off) if off else 0.0))
+    return curve
 
 
 def transcript_lines(turns: list[dict], users: str, session_id: str, cwd: str, strip: bool) -> list[str]:
@@ -325,6 +349,8 @@ def main() -> None:
     parser.add_argument("--strip-speaker", action="store_true", help="drop the 'Name: ' prefix of each turn")
     parser.add_argument("--end-each-session", action="store_true", help="SessionEnd after every session")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (printed)")
+    parser.add_argument("--sweep", default="", help="hook_min_score values, comma-separated: afterwards, every "
+                        "question and the same off-topic ones asked again with each (the curve to choose from)")
     parser.add_argument("--dump", type=Path, help="write each question, its evidence and its block here (JSONL)")
     args = parser.parse_args()
 
@@ -398,6 +424,7 @@ def main() -> None:
                 block, _ = hooks.run(prompt(empty, question), "UserPromptSubmit, empty project")
                 off_empty.append(bool(block))
 
+        sweep = sweep_floors(hooks, convs, every, args, project_of) if args.sweep else []
         if args.dump:
             args.dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"\nhooks bench: LoCoMo dev via `agent-memory hook claude-code`, {len(convs)} conversation(s); "
@@ -410,6 +437,11 @@ def main() -> None:
         mean_start = statistics.mean(starts) if starts else 0
         print(f"SessionStart blocks: {sum(1 for s in starts if s)}/{len(starts)} non-empty, "
               f"mean {mean_start:.0f} chars")
+        if sweep:
+            print("\nthe curve: every question again per hook_min_score (MEMORY_HOOK_MIN_SCORE)")
+            print(f"{'min_score':>9}  {'evidence in block':>17}  {'mean chars':>10}  {'off-topic any block':>19}")
+            for floor, evidence, chars, off in sweep:
+                print(f"{floor:>9.2f}  {evidence:>17.3f}  {chars:>10.0f}  {off:>19.3f}")
         print("\noff-topic injection (share of questions that got any block)")
         if off_conv:
             print("  other conversations' questions in a conversation's project: "

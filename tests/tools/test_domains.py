@@ -151,7 +151,8 @@ async def test_reflection_compaction_and_logged_turns_set_it(agent: Agent) -> No
 async def test_the_host_hooks_log_a_coding_sessions_turns_as_code_context(agent: Agent, settings: Settings,
                                                                           tmp_path: Path) -> None:
     async with open_app(settings) as app:  # the hook helper's own opening of the store, beside the server
-        hooks = HookEvents(HookSettings(locate=lambda _: Project("demo"), budget_chars=2000, start_chars=2000,
+        hooks = HookEvents(HookSettings(locate=lambda _: Project("demo"), budget_chars=2000, min_score=0.45,
+                                        start_chars=2000,
                                         state_dir=tmp_path / "state"), LocalDoor(app.door, app.launch_caller))
         caller = dataclasses.replace(app.launch_caller, project="demo")
         await hooks._log(caller, "host-1", [Turn("user", "Refactor the parser module", None, None),

@@ -55,7 +55,8 @@ class Helper:
     def __init__(self, settings: Settings, door: Door) -> None:
         self.events = HookEvents(HookSettings(
             locate=lambda directory: settings.project_in(directory, always=True),
-            budget_chars=settings.hook_budget_chars, start_chars=settings.hook_start_chars,
+            budget_chars=settings.hook_budget_chars, min_score=settings.hook_min_score,
+            start_chars=settings.hook_start_chars,
             state_dir=settings.data_path / "hooks"), door)
         self.last_request = time.monotonic()
 

@@ -158,6 +158,8 @@ class RemoteDoor:
         arguments: dict[str, Any] = {"query": request.query, "namespaces": list(request.namespaces)}
         if request.max_chars is not None:
             arguments["max_chars"] = request.max_chars
+        if request.min_score is not None:
+            arguments["min_score"] = request.min_score
         if request.leave_out_session:
             arguments["exclude_session_id"] = request.leave_out_session
         return str((await self._tool("memory_retrieve", arguments)).get("context") or "")

@@ -48,6 +48,7 @@ _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 class HookSettings:
     locate: Callable[[str], Project]  # the project a directory belongs to (Settings.project_in)
     budget_chars: int  # UserPromptSubmit
+    min_score: float  # UserPromptSubmit's relevance floor (hook_min_score)
     start_chars: int  # SessionStart
     state_dir: Path  # transcript offsets
 
@@ -185,7 +186,7 @@ class HookEvents:
         if not prompt:
             return ""
         request = RetrievalRequest(query=prompt, namespaces=self._namespaces(caller), max_chars=self._s.budget_chars,
-                                   leave_out_session=session)
+                                   min_score=self._s.min_score, leave_out_session=session)
         try:
             check_text(prompt, "query")  # the text rule, as at every edge (core/model/text.py)
         except DomainError as exc:
