@@ -140,7 +140,9 @@ async def write_entries(repo: EntryRepository, store: OperatorStore, placed: lis
         if entry.id in present:
             tally.present += 1
             tally.found[place_of(entry)] += 1
-    cleaned = [(where, *redactor.entry(entry)) for where, entry in placed if entry.id not in present]
+    todo = [(where, entry) for where, entry in placed if entry.id not in present]
+    done = await redactor.aentries([entry for _, entry in todo])  # a large import off the event loop
+    cleaned = [(where, entry, found) for (where, _), (entry, found) in zip(todo, done, strict=True)]
     fresh = [(where, entry) for where, entry, _ in cleaned]
     secrets = {entry.id: found for _, entry, found in cleaned}
     for start in range(0, len(fresh), batch):

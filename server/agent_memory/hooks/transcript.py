@@ -1,10 +1,13 @@
 """Claude Code's session transcript (JSONL at the hook input's `transcript_path`) read as turns.
 
-Pure standard library, so a hook process that imports it stays fast. Only what a memory needs is
-kept: the user's text, the assistant's text, and a one-line stub per tool call and tool result
-(never a whole result). Everything else (hook attachments, system lines, API request records,
-sidechain lines of subagents, command echoes, unknown types: the format grows) is skipped, and a
-line that is not JSON is skipped too: reading never raises on content.
+Pure standard library (and the core's redactor, standard library too), so a hook process that
+imports it stays fast. Only what a memory needs is kept: the user's text, the assistant's text, and
+a one-line stub per tool call and tool result (never a whole result). A stub is redacted before it
+is cut, since a cut through a key leaves a part no detector knows; the server redacts what it
+stores again, and the stub is redacted here whatever the server's setting. Everything else (hook
+attachments, system lines, API request records, sidechain lines of subagents, command echoes,
+unknown types: the format grows) is skipped, and a line that is not JSON is skipped too: reading
+never raises on content.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ import json
 import os
 from dataclasses import dataclass
 
+from agent_memory.core.memories.secrets import redact
+
 TOOL_INPUT_CHARS = 80
 TOOL_RESULT_CHARS = 120
 _SKIP_BLOCK = 1 << 16  # bytes read at a time while skipping a line longer than max_bytes
+_REDACT_FIRST = 1 << 16  # characters of a tool's input or result redacted before its stub is cut
 # Keys of a tool's input that say what it did, in order of preference (Bash, Read/Edit/Write,
 # notebooks, Glob/Grep, web search and fetch, Task); otherwise the input as compact JSON.
 _INPUT_KEYS = ("command", "file_path", "notebook_path", "path", "pattern", "query", "url", "description", "prompt")
@@ -164,8 +170,11 @@ def _is_echo(text: str) -> bool:
 
 
 def _short(text: str, limit: int) -> str:
-    """`text` on one line, cut to `limit` characters (an ellipsis says it was cut)."""
-    flat = " ".join(text.split())
+    """`text` on one line, its secrets redacted, cut to `limit` characters (an ellipsis says it
+    was cut). Redacted first: a cut through a key would leave a part no detector knows."""
+    flat = " ".join(redact(text[:_REDACT_FIRST])[0].split())
+    if len(flat) <= limit < len(text) and len(text) > _REDACT_FIRST:  # mostly blank: the whole text
+        flat = " ".join(redact(text)[0].split())
     return flat if len(flat) <= limit else flat[:limit] + "\u2026"
 
 

@@ -52,11 +52,12 @@ def apply_change(current: Entry, change: EntryChange, now: datetime, limits: Lim
     return replace(current, **updates, version=current.version + 1, etag=new_etag(), updated_at=format_ts(now))
 
 
-def redact_change(change: EntryChange, redactor: Redactor, limits: Limits) -> tuple[EntryChange, int]:
-    """`change` with the secrets in its content and tags redacted, and how many there were."""
+async def redact_change(change: EntryChange, redactor: Redactor, limits: Limits) -> tuple[EntryChange, int]:
+    """`change` with the secrets in its content and tags redacted, and how many there were (a
+    large content is redacted off the event loop)."""
     fields, found = dict(change.changes), 0
     if isinstance(fields.get("content"), str):
-        fields["content"], found = redactor.text(str(fields["content"]), limits.max_content_chars)
+        fields["content"], found = await redactor.atext(str(fields["content"]), limits.max_content_chars)
     if isinstance(fields.get("tags"), list | tuple):
         fields["tags"], in_tags = redactor.texts(tuple(fields["tags"]), MAX_TAG_CHARS)  # type: ignore[arg-type]
         found += in_tags

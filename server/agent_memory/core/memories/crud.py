@@ -107,7 +107,7 @@ class CrudService:
             version=1, etag=new_etag(), key=check_key(item.key), domain=domain_of(item.domain, "domain"),
             read_agents=check_read_agents(item.read_agents),
         )
-        entry, found = self._redactor.entry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
+        entry, found = await self._redactor.aentry(entry, self._limits.max_content_chars, MAX_TAG_CHARS)
 
         def work(tx: WriteTransaction) -> Entry:
             if entry.key is None:
@@ -160,7 +160,7 @@ class CrudService:
         now = self._clock()
         stamp = format_ts(now)
         denied: list[AuditEvent] = []
-        change, found = redact_change(change, self._redactor, self._limits)
+        change, found = await redact_change(change, self._redactor, self._limits)
 
         def work(tx: WriteTransaction) -> Entry | Conflict:
             current = visible_entry(call, Access.WRITE, scope, namespace, change.id, tx.get(change.id), stamp, denied)

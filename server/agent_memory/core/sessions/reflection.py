@@ -135,7 +135,7 @@ class ReflectionService:
                     fallback = str(exc)
             if engine == "extractive":
                 insights = extract(turns, limit)
-        insights, redacted = self._redact([replace(i, content=clean_statement(i.content)) for i in insights])
+        insights, redacted = await self._redact([replace(i, content=clean_statement(i.content)) for i in insights])
         new_mark = max([mark.position] + [position for position, _ in new_turns])
         plan = await self._consolidate(insights, existing)
         stored, updated, superseded = await self._store_insights(call, namespace, key, plan, mark.position,
@@ -178,9 +178,10 @@ class ReflectionService:
                 plan.add(insight, layer)
         return plan
 
-    def _redact(self, insights: list[Insight]) -> tuple[list[Insight], int]:
-        done = [(i, *self._redactor.text(i.content, self._limits.max_content_chars)) for i in insights]
-        return [replace(i, content=text) for i, text, _ in done], sum(found for _, _, found in done)
+    async def _redact(self, insights: list[Insight]) -> tuple[list[Insight], int]:
+        done = await self._redactor.aeach([i.content for i in insights], self._limits.max_content_chars)
+        return ([replace(i, content=text) for i, (text, _) in zip(insights, done, strict=True)],
+                sum(found for _, found in done))
 
     def _supplied(self, facts: list[str], rules: list[str], limit: int) -> list[Insight]:
         if len(facts) + len(rules) > limit:

@@ -125,9 +125,14 @@ class SessionService:
                                 field="turns", limit=MAX_TURNS_PER_CALL)
         namespace = await self.authorize(call, namespace)
         now = format_ts(self._clock())
-        entries, truncated, redacted = [], [], 0
         for index, turn in enumerate(turns):
-            entry, cut, found = self._turn_entry(call, namespace, session_id, turn, index, now, domain)
+            _check_turn(turn, index)
+        # Redacted before the cut, which could hide half a secret; a large log off the event loop.
+        contents = await self._redactor.aeach([turn.content for turn in turns])
+        entries, truncated, redacted = [], [], 0
+        for index, (turn, (content, found)) in enumerate(zip(turns, contents, strict=True)):
+            entry, cut, found = self._turn_entry(call, namespace, session_id, turn, content, found, index, now,
+                                                 domain)
             entries.append(entry)
             redacted += found
             if cut:
@@ -147,17 +152,10 @@ class SessionService:
             compaction = await self.compact(call, session_id, namespace=namespace)
         return Logged(entries, truncated, compaction)
 
-    def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, index: int,
-                    now: str, domain: Domain | None = None) -> tuple[Entry, bool, int]:
-        if turn.role not in ROLES:
-            raise InvalidParams(f"turns[{index}].role must be one of {', '.join(ROLES)}", field="role", index=index)
-        if not turn.content or not turn.content.strip():
-            raise InvalidParams(f"turns[{index}].content must not be empty", field="content", index=index)
-        if turn.name is not None and not NAME.match(turn.name):
-            raise InvalidParams(f"turns[{index}].name must be 1-64 letters, digits, spaces or ._@-",
-                                field="name", index=index)
+    def _turn_entry(self, call: Call, namespace: str, session_id: str, turn: Turn, content: str, found: int,
+                    index: int, now: str, domain: Domain | None = None) -> tuple[Entry, bool, int]:
+        """The entry of a checked turn whose content is already redacted (`found` secrets)."""
         at = normalise_timestamp(turn.at, f"turns[{index}].at") if turn.at else now
-        content, found = self._redactor.text(turn.content)  # before the cut, which could hide half a secret
         cut = len(content) > self._limits.turn_max_chars
         if cut:
             content = content[: self._limits.turn_max_chars - 1] + "…"
@@ -238,3 +236,20 @@ class SessionService:
             created_at=part[-1][2].created_at, updated_at=now, expires_at=None, version=1, etag=new_etag(),
             session_id=session_id, domain=Domain.SESSION_SUMMARY,
         )
+
+
+def _check_turn(turn: Turn, index: int) -> None:
+    """A turn's role, content, name and time, checked before anything is redacted or stored.
+
+    Raises:
+        InvalidParams: an unknown role, empty content, a malformed name or time.
+    """
+    if turn.role not in ROLES:
+        raise InvalidParams(f"turns[{index}].role must be one of {', '.join(ROLES)}", field="role", index=index)
+    if not turn.content or not turn.content.strip():
+        raise InvalidParams(f"turns[{index}].content must not be empty", field="content", index=index)
+    if turn.name is not None and not NAME.match(turn.name):
+        raise InvalidParams(f"turns[{index}].name must be 1-64 letters, digits, spaces or ._@-",
+                            field="name", index=index)
+    if turn.at:
+        normalise_timestamp(turn.at, f"turns[{index}].at")

@@ -1,0 +1,191 @@
+"""Values a name or a word says are secret, in every form they are written: assignments
+(`DB_PASSWORD=...`, `"api_key": "..."`, `password: ...`, `<password>...</password>`, `<add
+key="DbPassword" value="..."/>`), flags (`--password ...`, `--account-key ...`), and prose (`my
+password is ...`, `password hunter2!`, `pw: ...`, `the db pass is ...`, `login is dana / ...`).
+
+Each family is one literal search for its keyword (`pass`, `token`, `secret`, ...) in the lowered
+text, and its expression holds the whole form, so most look-alikes are turned away there; the name
+(found backwards from the word) and the value are judged here: a password by what it is not (a
+placeholder, a reference, a word), a key, token or secret by the entropy check."""
+
+from __future__ import annotations
+
+import re
+
+from agent_memory.core.memories.secrets.names import kind_of, name_class
+from agent_memory.core.memories.secrets.places import command_of
+from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Rule, Scan
+from agent_memory.core.memories.secrets.values import (
+    classes,
+    is_public,
+    password_value,
+    random_looking,
+    trim,
+    wordish,
+)
+
+_KEYWORDS = r"p(?:ass|w)|s(?:ecret|ess)|token|key|auth|c(?:red|ookie)|bearer"
+_OP = r"[ \t]*+(?P<op>:=|=>|=(?![=~])|:(?=[ \t]|\\?[\"'])|>(?=[^<\s]))[ \t]*+"  # `>`: <password>PW</password>
+_SAID = (r"(?P<said>(?:[ \t]++(?:id|cookie|value|string|hash))?"
+         r"(?:[ \t]++(?:for|of|on|to|at|in)[ \t]++(?:[a-z0-9_-]{1,30}+[ \t]++){0,3}?[a-z0-9_-]{1,30}+)?"
+         r"(?:[ \t]*+(?::|-{1,2}|\?)"
+         r"|[ \t]++(?:is|was|are|=|has[ \t]+been)(?:[ \t]++(?:now|still|changed|set|reset|updated))?"
+         r"(?:[ \t]++to)?(?:[ \t]*+:)?|[ \t]++(?:to|now|(?:set|changed|reset)[ \t]+to))"
+         r")?[ \t]++")
+# A bare value holds something besides letters (`hunter2!`, not `deploy`): a word is turned away here.
+_VALUE = (r"(?:[bruf]{0,2}+(?:\\?\"(?P<dq>(?:[^\"\r\n\\]|\\\r?\n|\\[^\"\r\n]){1,400}+)\\?\""
+          r"|\\?'(?P<sq>[^'\r\n]{1,400}+)'|`(?P<bq>[^`\r\n]{1,400}+)`)"
+          r"|(?P<bare>(?=[a-z]{0,400}+[^a-z\s'\"<>`])(?!-|[a-z_][a-z0-9_.-]{0,40}+[:=](?:\s|$))"
+          r"[^\s'\"<>`]{4,400}+))")
+# After the keyword: the rest of the name and its closing quote, then (not another keyword) the
+# value assigned or said. The first test turns `password=password=...` away at once.
+_TAIL = (r"(?P<rest>[a-z0-9_.-]{0,48}+)\\?[\"']?\]?(?![ \t]*+[:=][ \t]*+(?:" + _KEYWORDS + r"))(?:" + _OP
+         + r"|(?=[ \t])" + _SAID + r"(?!" + _KEYWORDS + r"))" + _VALUE)
+_USER_PASS = (r"(?:[ \t]++(?:is|are|was|were|with|as|using))?(?:[ \t]*+[:=][ \t]*+|[ \t]++)[a-z_][a-z0-9_.@+\\-]{0,63}+"
+              r"[ \t]*+[/:][ \t]*+"
+              r"(?P<v>(?=[a-z]{0,256}+[^a-z\s'\"<>`])[^\s'\"<>`]{4,256}+)")
+_USED = re.compile(r"\b(use|used|using|set|try|tried|type|typed|enter|entered|with|it's|is)[ \t]+"
+                   r"[`'\"]?([^\s`'\"]{4,200})[`'\"]?[ \t]+(?:as|for)[ \t]+(?:(?:the|my|our|your|a|new|this)[ \t]+)?"
+                   r"(?:[\w.-]+[ \t]+){0,2}\Z", re.I)
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.$-]{1,64}")  # matched on the reversed text before a keyword
+_CLOSING_TAG = re.compile(r"[ \t]*</")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ANY_DIGIT = re.compile(r"\d")
+_ANNOTATION = re.compile(r"[ \t]*(?:\|[ \t]*[A-Za-z_]|=[ \t]*\S|,[ \t]*\*)")  # `x: Type | None = None`
+_PASS_VALUE = re.compile(r"[^\w]|(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")  # a symbol, or mixed case and a digit
+_ANOTHER_NAME = re.compile(r"[A-Za-z_][\w.-]*[=:]")  # `secret trace_id=...`: another name's value
+_PREVIOUS_WORD = re.compile(r"([A-Za-z]{2,20})[ _-]\Z")
+_PG_COMMANDS = {"psql", "pg_dump", "pg_dumpall", "pg_restore", "createdb", "dropdb", "vacuumdb", "reindexdb",
+                "clusterdb", "pg_basebackup", "createuser", "dropuser", "pg_isready", "pgbench"}
+_COOKIE_NAMES = ("sessionid", "phpsessid", "jsessionid", "connect.sid", "asp.net_sessionid")
+
+
+def _name(text: str, keyword: int, end: int) -> tuple[str, int]:
+    """The whole name the keyword at `keyword` is part of (`DB_PASSWORD`, `--account-key`), and where it starts."""
+    before = _NAME_CHARS.match(text[max(0, keyword - 64):keyword][::-1])
+    start = keyword - (before.end() if before else 0)
+    return text[start:end], start
+
+
+def _family(back: int) -> Handler:
+    """The handler of a keyword family whose keyword starts `back` characters before the match."""
+    def handle(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+        found = _judge(scan.text, m.start() - back, g)
+        if found:
+            yield found
+    return handle
+
+
+def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
+    name, name_start = _name(text, keyword, g.end("rest"))
+    group = "dq" if g.has("dq") else "sq" if g.has("sq") else "bq" if g.has("bq") else "bare"
+    start, end = g.span(group)
+    if g.has("op"):
+        op = g.get("op")
+        after = end + (group != "bare")  # past a closing quote
+        if op == b">" and (name_start == 0 or text[name_start - 1] != "<" or not _CLOSING_TAG.match(text, after)):
+            return None  # <password>PW</password>, and nothing else
+        if op == b"=" and text[g.end("rest")] == "=" and text[g.end("op")].isspace():
+            return None  # `PGPASSWORD= psql ...`: an empty variable, then a command
+        form = "assign"
+    elif g.end("said") > g.start("said") >= 0:
+        form = "said"
+    else:
+        form = "flag" if name.startswith("-") else "bare"
+    cls = name_class(name)
+    if cls is None:  # `the api key is ...`, `secret key for staging is ...`, `api key: ...`
+        previous = _PREVIOUS_WORD.search(text, max(0, name_start - 21), name_start)
+        if previous:
+            name = f"{previous.group(1)} {name}"
+            cls = name_class(name)
+    if cls is None or form in ("said", "bare") and name.endswith("."):
+        return None  # no secret name, or the end of a sentence
+    value = text[start:end]
+    quoted = group != "bare"
+    if not quoted:
+        value = trim(value)
+    if not value or is_public(value) or form in ("said", "bare") and _ANOTHER_NAME.match(value):
+        return None
+    if not quoted and _code(text, name, value, g, form):
+        return None
+    if _normal(value) and _normal(value) in _normal(name):
+        return None  # `"V1Secret": ".v1_secret"`, `..._ACCESS_TOKEN = "X-Xet-Access-Token"`: the name again
+    if cls == "password":
+        if form == "flag" and command_of(text, name_start)[0] in _PG_COMMANDS:
+            return None  # psql --password asks; the word after it is the database
+        if form == "bare" and name.lower() == "pass" and not _PASS_VALUE.search(value):
+            return None  # `pass force_zip64 to ...`: the verb, not the word for a password
+        env_style = form == "assign" and g.get("op") == b"=" and name.isupper() and text[g.end("rest")] == "="
+        ok = password_value(value, "assign" if form in ("assign", "flag") else form, quoted or env_style)
+    elif cls == "sas":
+        ok = form == "assign" and name_start > 0 and text[name_start - 1] in "?&" and len(value) >= 20
+    elif cls == "session":
+        ok = random_looking(value) and (form != "bare" or name.lower().endswith(_COOKIE_NAMES))
+    elif form == "bare":  # `token X`: only a value that cannot be a word or a name
+        lower, upper, digit, _ = classes(value)
+        ok = lower and upper and digit and random_looking(value, 20)
+    else:
+        ok = random_looking(value)
+    return (kind_of(name, cls), start, start + len(value)) if ok else None
+
+
+def _used_as(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`use hunter2 as the password`, `I'm using Pa55word for the db password`: the word before."""
+    start = m.start()
+    window = scan.text[max(0, start - 100):start]
+    if " as " not in window and " for " not in window:
+        return
+    before = _USED.search(scan.text, max(0, start - 100), start)
+    if before and password_value(before.group(2), "said"):
+        yield "password", before.start(2), before.end(2)
+
+
+def _code(text: str, name: str, value: str, g: Groups, form: str) -> bool:
+    """Whether an unquoted value is code: a variable (`password = proxy_password`, not
+    `DB_PASSWORD=...`), or a type (`password: _PasswordType | None = None`)."""
+    env_style = form == "assign" and g.get("op") == b"=" and name.isupper()
+    if not env_style and _IDENTIFIER.fullmatch(value) and not _ANY_DIGIT.search(value) and (
+            wordish(value) or value.lower().endswith(("password", "passwd", "pass", "secret", "token", "key"))):
+        return True
+    return g.get("op") == b":" and bool(_ANNOTATION.match(text, g.start("bare") + len(value)))
+
+
+def _normal(text: str) -> str:
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def _xml(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`<add key="DbPassword" value="..." />`"""
+    name = scan.text[g.start("name"):g.end("name")]
+    cls = name_class(name)
+    value = scan.text[g.start("dq"):g.end("dq")]
+    if cls and (password_value(value, "assign", quoted=True) if cls == "password" else random_looking(value)):
+        yield kind_of(name, cls), *g.span("dq")
+
+
+def _user_pass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`login is dana / PW`, `creds: etl / PW`"""
+    start = g.start("v")
+    value = trim(scan.text[start:g.end("v")])
+    if password_value(value, "said"):
+        yield "password", start, start + len(value)
+
+
+# Each family is one literal search for its keyword; the expression holds the rest of the form.
+RULES: tuple[Rule, ...] = (
+    Rule("low", "pass", _TAIL, _family(0), 2),
+    Rule("low", "sess", _TAIL, _family(0), 2),
+    Rule("low", "pw", _TAIL, _family(0), 2),
+    Rule("low", "secret", _TAIL, _family(0), 2),
+    Rule("low", "cred", r"(?<![a-z0-9_]cred)(?:ential)?s?" + _USER_PASS, _user_pass, 2),
+    Rule("low", "cred", _TAIL, _family(0), 2),
+    Rule("low", "token", _TAIL, _family(0), 2),
+    Rule("low", "key", r"=\\?\"(?P<name>[^\"\\]{1,80}+)\\?\"[ \t]++value=\\?\"(?P<dq>[^\"\r\n\\]{1,400}+)\\?\"",
+         _xml, 2),
+    Rule("low", "key", _TAIL, _family(0), 2),
+    Rule("low", "auth", _TAIL, _family(0), 2),
+    Rule("low", "sig", _TAIL, _family(0), 2),
+    Rule("low", "login", r"(?<![a-z0-9_]login)s?" + _USER_PASS, _user_pass, 2),
+    Rule("low", "pass", r"(?<=[ \t]pass)(?:word|phrase|wd)(?=[ \t.,;!?)]|\r?\n|$)", _used_as, 2),
+)

@@ -1,0 +1,205 @@
+"""Places that hold a credential whatever it looks like: the password of a URL, an Authorization
+header, a session cookie, a password on a command line (`sshpass -p`, `redis-cli -a`, `curl -u
+user:pass`, `mysql -pPW`, `docker login -p`, `htpasswd -b`, ...) and a `.pgpass` line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agent_memory.core.memories.secrets.rules import Found, Groups, Rule, Scan
+from agent_memory.core.memories.secrets.values import (
+    basic_credentials,
+    classes,
+    is_public,
+    not_a_value,
+    password_value,
+    random_looking,
+    trim,
+    wordish,
+)
+
+_PAIR = re.compile(r"(?:^|[\s;,:'\"{(])(?P<name>[A-Za-z0-9_.!#$%&*+^|~-]{1,64})=(?P<v>[^;,\s'\"]{1,4096})")
+_SESSIONISH = re.compile(r"sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf", re.I)
+_SESSIONISH_NAME = r"(?:sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf)[^\s=;,]{0,40}+="  # in a cookie line
+_CHALLENGE = re.compile(r"[a-z_][a-z0-9_.-]*=")  # `Bearer realm=...`: a challenge's parameter
+_HOST = re.compile(r"[A-Za-z0-9.*_\[\]-]{1,253}")
+_SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
+_PREFIXES = {"$", "#", ">", "%", "sudo", "time", "env", "exec", "nohup", "!", "command", "npx", "uvx"}
+_MYSQL = {"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mariadb", "mariadb-dump"}
+_MONGO = {"mongo", "mongosh", "mongodump", "mongorestore", "mongoimport", "mongoexport", "mongostat"}
+_LOGIN = {"docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "crane", "az", "cf", "ibmcloud"}
+_COMMANDS = {  # option -> commands where it takes a password (or user:password)
+    b"p": _MYSQL | _MONGO | {"sshpass", "ncftp", "mosquitto_pub", "mosquitto_sub"},
+    b"a": {"redis-cli", "keydb-cli", "valkey-cli"},
+    b"P": {"sqlcmd", "bcp", "osql", "isql"},
+    b"w": {"ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare"},
+    b"u": {"curl", "lftp"},
+    b"U": {"smbclient", "rpcclient", "smbmap"},
+    b"b": {"curl"},
+}
+
+
+def command_of(text: str, at: int) -> tuple[str, list[str]]:
+    """The command of the shell segment holding position `at`, and its words before `at`."""
+    line_start = text.rfind("\n", max(0, at - 2000), at) + 1
+    segment = re.split(r"\|\|?|&&|;", text[max(line_start, at - 2000):at])[-1]
+    words = [a or b or c for a, b, c in _SHELL_WORD.findall(segment)]
+    while len(words) > 1 and ("=" in words[0] and not words[0].startswith("-") or words[0] in _PREFIXES):
+        words.pop(0)
+    return (words[0].rsplit("/", 1)[-1] if words else ""), words
+
+
+def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span inside a pair of quotes around `text[start:end]`, else the span trimmed."""
+    value = text[start:end]
+    if len(value) >= 2 and value[0] in "'\"":
+        close = value.find(value[0], 1)
+        if close > 0:
+            return start + 1, start + close
+    return start, start + len(trim(value))
+
+
+def _password_at(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
+    start, end = _unquote(text, start, end)
+    if password_value(text[start:end], "assign", quoted=True):
+        yield "password", start, end
+
+
+def _url(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    value = scan.text[g.start("v"):g.end("v")]
+    if password_value(value, "assign", quoted=True):
+        yield "password", *g.span("v")
+
+
+def _authorization(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    start = g.start("v")
+    value = trim(scan.text[start:g.end("v")])
+    scheme = g.get("scheme") if g.has("scheme") else None
+    if scheme == b"basic":
+        if basic_credentials(value):
+            yield "basic_auth", start, start + len(value)
+    elif not _CHALLENGE.match(value) and (random_looking(value) or scheme is not None and _token_like(value)):
+        yield "bearer_token", start, start + len(value)
+
+
+def _bearer(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    start = g.start("v")
+    value = trim(scan.text[start:g.end("v")])
+    if _token_like(value):
+        yield "bearer_token", start, start + len(value)
+
+
+def _token_like(value: str) -> bool:
+    """A bearer token: long, not a word, a name's value (`resource_metadata="..."`) or a placeholder."""
+    lower, upper, digit, _ = classes(value)
+    return (len(value) >= 16 and (digit or lower and upper) and not _CHALLENGE.match(value) and not wordish(value)
+            and not not_a_value(value) and not is_public(value))
+
+
+def _cookie(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    yield from _cookie_pairs(scan.text, g.start("pairs") - 1, g.end("pairs"))
+
+
+def _cookie_pairs(text: str, start: int, end: int) -> Found:
+    for pair in _PAIR.finditer(text, start, end):
+        value = trim(pair.group("v"))
+        if _SESSIONISH.search(pair.group("name")) and random_looking(value):
+            yield "session_cookie", pair.start("v"), pair.start("v") + len(value)
+
+
+def _option(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    text = scan.text
+    command, words = command_of(text, m.start())
+    if g.has("ossl"):
+        yield from _password_at(text, *g.span("ossl"))
+        return
+    if g.has("sudo"):
+        if command == "sudo":
+            yield from _echoed(text, m.start())
+        return
+    opt = g.get("opt") or b"u"
+    if command not in _COMMANDS.get(opt, ()) and not (opt == b"p" and command in _LOGIN and "login" in words):
+        return
+    group = "user" if g.has("user") else "glued" if g.has("glued") else "spaced"
+    if not g.has(group):
+        return
+    start, end = _unquote(text, *g.span(group))
+    if opt == b"p" and command in _MYSQL and group != "glued":
+        return  # mysql -p alone asks; the word after it is the database
+    if opt == b"b":
+        yield from _cookie_pairs(text, start - 1, end)
+    elif opt in (b"u", b"U"):
+        value = text[start:end]
+        cut = max(value.find(":"), value.find("%") if opt == b"U" else -1, value.find(",") if command == "lftp" else -1)
+        if cut > 0:
+            yield from _password_at(text, start + cut + 1, end)
+    else:
+        yield from _password_at(text, start, end)
+
+
+def _echoed(text: str, at: int) -> Found:
+    """`echo 'PW' | sudo -S ...`: the echoed word."""
+    line_start = text.rfind("\n", max(0, at - 2000), at) + 1
+    m = re.search(r"\becho[ \t]+(?:-n[ \t]+)?('[^']{1,256}'|\"[^\"]{1,256}\"|\S{1,256})[ \t]*\|[^|]*$",
+                  text[max(line_start, at - 2000):at])
+    if m:
+        base = max(line_start, at - 2000)
+        yield from _password_at(text, base + m.start(1), base + m.end(1))
+
+
+def _rdp(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    if "rdp" in command_of(scan.text, m.start())[0]:
+        yield from _password_at(scan.text, *g.span("v"))
+
+
+def _htpasswd(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`htpasswd -b[c] FILE USER PASSWORD` (`-n`: no file)."""
+    flags = scan.text[g.start("flags"):g.end("flags")]  # in case: -B is bcrypt, -b batch
+    if "b" not in flags:
+        return
+    base = g.start("args")
+    args = list(re.finditer(r"\S+", scan.text[base:g.end("args")]))
+    if "C" in flags and args and args[0].group().isdigit():
+        args = args[1:]  # -C takes the bcrypt cost
+    need = 2 if "n" in flags else 3
+    if len(args) >= need:
+        yield from _password_at(scan.text, base + args[need - 1].start(), base + args[need - 1].end())
+
+
+def _positional(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`sqlplus user/PW@db`, `rabbitmqctl add_user user PW`."""
+    yield from _password_at(scan.text, *g.span("v"))
+
+
+def _pgpass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`host:port:database:user:password`, a line of `.pgpass`."""
+    line_start = scan.text.rfind("\n", max(0, m.start() - 254), m.start()) + 1
+    if _HOST.fullmatch(scan.text, line_start, m.start()):
+        start, end = g.span("v")
+        if password_value(scan.text[start:end], "assign", quoted=True):
+            yield "password", start, end
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("raw", ":", r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
+    Rule("raw", ":", r"(?:\d{1,5}|\*):[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
+         _pgpass, 1),
+    Rule("raw", ":", r"(?<=\s/p:)(?P<v>[^\s]{1,256}+)", _rdp, 1),
+    Rule("raw", r"\-", r"(?<=[ \t]-)(?:pass(?:in|out)?[ \t]++pass:(?P<ossl>[^\s]{4,256}+)|S(?P<sudo>[ \t])"
+                     r"|(?P<opt>[paPwuUb])(?:[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
+                     r"|-user(?:=|[ \t]++)(?P<user>[^\s]{4,512}+))",
+         _option, 1),
+    Rule("low", "auth", r"orization\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
+                      r"(?:(?P<scheme>[a-z][a-z0-9._-]{1,30}+)[ \t]++)?"
+                      r"(?P<v>[^\s\"'<>`,;)\\-][^\s\"'<>`,;)\\]{7,4096}+)",
+         _authorization, 1),
+    Rule("low", "bearer", r"[ \t]++(?P<v>[a-z0-9._~+/=-]{16,4096}+)", _bearer, 1),
+    Rule("low", "cookie", r"s?(?:\\?[\"'])?(?:[ \t]*+[:=]|(?<=--cookie)[ \t])[ \t]*+"
+                          r"(?=[^\r\n]{0,2000}?" + _SESSIONISH_NAME + r")(?P<pairs>[^\r\n]{3,4000}+)", _cookie, 1),
+    Rule("low", "sqlplus", r"(?:[ \t]++-[a-z]++)*+[ \t]++[^\s/@'\"]{1,64}+/(?P<v>[^\s@/]{4,256}+)@", _positional, 1),
+    Rule("low", "rabbitmqctl", r"(?:[ \t]++-[a-z-]++(?:[ \t]++[^\s-]\S*+)?)*+[ \t]++(?:add_user|change_password)"
+                               r"[ \t]++\S{1,128}+[ \t]++(?P<v>[^\s-]\S{3,255}+)", _positional, 1),
+    Rule("low", "pass", r"(?<=htpass)wd(?P<flags>(?:[ \t]++-[a-z]{1,8}+)+)"
+                        r"(?P<args>(?:[ \t]++[^\s-][^\s]{0,511}+){2,4})", _htpasswd, 1),
+)
