@@ -32,10 +32,12 @@ from agent_memory.core.model.statements import COMPACTION_TAG, Turn as LoggedTur
 from agent_memory.core.model.text import check_text
 from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
-from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
-from agent_memory.hooks.transcript import Turn, read_new
+from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, transcript_format
+from agent_memory.hooks.rollout import parse_rollout
+from agent_memory.hooks.transcript import Turn, parse_lines, read_new
 from agent_memory.projects import Project, host_directory
 
+PARSERS = {"claude": parse_lines, "codex": parse_rollout}  # a host's transcript format (hosts.py) -> its reader
 LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 MAX_QUERY_CHARS = 4000
 START_ENTRY_CHARS = 300
@@ -124,8 +126,8 @@ class HookEvents:
                      for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
             await self._log(caller, session, turns)
             return "", ""
-        if reads_transcript(host):
-            await self._logged(caller, event, session)
+        if transcript_format(host):
+            await self._logged(caller, event, session, PARSERS[transcript_format(host)])
         return "", await self._reflect(caller, session) if spec.role in REFLECT_ROLES else ""
 
     async def _prompt(self, caller: Caller, event: dict[str, Any], session: str) -> str:
@@ -169,8 +171,9 @@ class HookEvents:
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _logged(self, caller: Caller, event: dict[str, Any], session: str) -> None:
-        """The transcript's turns not logged yet, logged."""
+    async def _logged(self, caller: Caller, event: dict[str, Any], session: str,
+                      parse: Callable[[list[bytes]], list[Turn]]) -> None:
+        """The transcript's turns not logged yet (read by `parse`), logged."""
         path = event.get("transcript_path")
         if isinstance(path, str) and path:
             if (why := _not_a_transcript(path)) is not None:
@@ -178,7 +181,7 @@ class HookEvents:
             key = f"{caller.home}\n{session}\n{path}"
             async with self._offsets.lock(key):
                 offset = self._offsets.get(key)
-                turns, new_offset = await asyncio.to_thread(read_new, path, offset)
+                turns, new_offset = await asyncio.to_thread(read_new, path, offset, parse=parse)
                 await self._log(caller, session, turns)
                 if new_offset != offset:
                     self._offsets.put(key, new_offset)
