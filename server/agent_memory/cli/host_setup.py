@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from agent_memory.cli import hook_check, host_codex, host_hooks
+from agent_memory.cli import hook_check, host_codex, host_hooks, host_plugin
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Host, SetupError, merge_into
 
 HOOKED = "claude-code, gemini-cli, codex"  # the hosts with hooks (hooks/hosts.py)
@@ -38,8 +38,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "(project scope: .mcp.json and .claude/settings.json, .gemini/settings.json, or "
                     ".codex/config.toml and .codex/hooks.json, in the current directory; user scope: ~/.claude.json "
                     "and ~/.claude/settings.json, ~/.gemini/settings.json, or config.toml and hooks.json in "
-                    "$CODEX_HOME, else ~/.codex)."
-                    " With --check, runs the "
+                    "$CODEX_HOME, else ~/.codex). claude-code --plugin DIR writes a Claude Code plugin with the "
+                    "same server and hooks, in a local marketplace at DIR, instead. With --check, runs the "
                     "installed hooks against a probe event each. Exit codes: 0 done (--check: every hook works), "
                     "1 a file cannot be read or written (--check: a hook is missing or fails), 2 invalid arguments.")
     setup.add_argument("host", choices=sorted(HOSTS))
@@ -63,6 +63,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--scope", dest="setup_scope", choices=("project", "user"),
                        help=f"{HOOKED}: the project in the current directory (default) or every "
                             "project of this user")
+    setup.add_argument("--plugin", dest="setup_plugin", metavar="DIR",
+                       help="claude-code: a plugin (manifest, hooks, MCP server) in a local marketplace at DIR, "
+                            "installed with `claude plugin install NAME --marketplace DIR`; with --write it is "
+                            "written there")
 
 
 def installed_command() -> list[str]:
@@ -106,8 +110,15 @@ def run(options: argparse.Namespace) -> int:
     if not options.setup_name.strip():
         print("agent-memory: setup: --name must not be empty", file=sys.stderr)
         return EXIT_USAGE
+    if options.setup_plugin is not None and (options.host != "claude-code" or options.setup_scope
+                                             or options.setup_file or options.setup_check):
+        print("agent-memory: setup: --plugin is for claude-code, without --scope, --file or --check (the plugin is "
+              "its own files)", file=sys.stderr)
+        return EXIT_USAGE
     command = installed_command()
     entry = server_entry(host, command, caller.agent_id, caller.system_type.value, caller.team)
+    if options.setup_plugin is not None:
+        return host_plugin.run(options, host, entry, command)
     if options.host in host_hooks.HOOK_HOSTS:
         if options.setup_check:
             return hook_check.check(options.host, host_hooks.hooks_file(options), options.setup_name)
