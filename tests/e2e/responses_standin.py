@@ -2,6 +2,7 @@
 /v1/responses`, `stream: true`, server-sent events): every turn is answered with a short text and
 each request body is recorded, so a test reads exactly what Codex sent the model (the hooks' added
 context arrives as `developer` messages in `input`; MCP tools as a `namespace` tool `mcp__<server>`).
+A test may script tool calls (`StandIn.call`): the next requests are answered with them, one each.
 Checked with codex-cli 0.171.0 and a `[model_providers.<id>]` of `wire_api = "responses"`."""
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ def provider_config(port: int) -> str:
             f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\nenv_key = "STANDIN_KEY"\n')
 
 
-def _events(text: str) -> bytes:
-    message = {"type": "message", "role": "assistant", "id": "msg_standin", "status": "completed",
-               "content": [{"type": "output_text", "text": text, "annotations": []}]}
+def _events(text: str, call: tuple[str, str, dict[str, Any]] | None = None, call_id: str = "call_1") -> bytes:
+    """A streamed answer: `text`, or a call of (namespace, tool, arguments)."""
+    message: dict[str, Any] = {"type": "message", "role": "assistant", "id": "msg_standin", "status": "completed",
+                               "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    if call is not None:
+        message = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "status": "completed",
+                   "namespace": call[0], "name": call[1], "arguments": json.dumps(call[2])}
     usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2,
              "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 12}
     events = [{"type": "response.created", "response": {"id": "resp_standin"}},
@@ -37,6 +42,16 @@ class StandIn:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def call(self, namespace: str, name: str, arguments: dict[str, Any]) -> None:
+        """Answer a coming request with a call of tool `name` of `namespace` (in order, one a request)."""
+        with self._lock:
+            self._calls.append((namespace, name, arguments))
+
+    def next_call(self) -> tuple[str, str, dict[str, Any]] | None:
+        with self._lock:
+            return self._calls.pop(0) if self._calls else None
 
     def record(self, body: dict[str, Any]) -> None:
         with self._lock:
@@ -70,7 +85,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"unreadable": raw.decode("utf-8", "replace")}
             standin.record(body)
-            self._send(_events(REPLY), "text/event-stream")
+            self._send(_events(REPLY, standin.next_call(), f"call_{len(standin.requests)}"), "text/event-stream")
 
     return Handler
 

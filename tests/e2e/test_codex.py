@@ -1,10 +1,10 @@
 """The real Codex CLI (pinned, npm-installed into the test cache) against a stand-in for the
 Responses API on 127.0.0.1, with the MCP server and hooks `agent-memory setup codex --write` wrote
 (user scope, in a scratch HOME): a decision and a preference said in one session reach the model in
-a later, related one as recalled memory, with the memory tools listed; an unrelated prompt gets no
-recall of its own; a secret said in passing is stored nowhere and sent nowhere again; and hooks
-nobody has trusted do not run. Skipped, saying why, only where node/npm are missing or the npm
-registry is unreachable."""
+a later, related one as recalled memory, with the memory tools listed; what the model saves with
+the tools is recalled in the same project; an unrelated prompt gets no recall of its own; a secret
+said in passing is stored nowhere and sent nowhere again; and hooks nobody has trusted do not run.
+Skipped, saying why, only where node/npm are missing or the npm registry is unreachable."""
 
 from __future__ import annotations
 
@@ -97,10 +97,12 @@ def test_memory_reaches_the_model_in_a_later_codex_session(codex: list[str], hoo
         # This checkout's code for the server too (Codex passes a server only the variables it names).
         config.write_text(text.replace("env_vars = [", 'env_vars = ["PYTHONPATH", '))
 
-        def ask(prompt: str, *, trusted: bool = True) -> list[dict]:
+        def ask(prompt: str, *, trusted: bool = True, approve: bool = False) -> list[dict]:
             before = len(standin.requests)
             # required: Codex waits for the server's tools instead of its 1 s grace for optional servers
             flags = ["--dangerously-bypass-hook-trust"] if trusted else []
+            if approve:  # `codex exec` asks no one: a tool call needing approval fails
+                flags += ["-c", 'mcp_servers.agent-memory.default_tools_approval_mode="approve"']
             done = subprocess.run([*codex, "exec", "--skip-git-repo-check", *flags, "-c",
                                    "mcp_servers.agent-memory.required=true", prompt],
                                   cwd=project, capture_output=True, text=True, env=env, timeout=180)
@@ -131,6 +133,16 @@ def test_memory_reaches_the_model_in_a_later_codex_session(codex: list[str], hoo
         unrelated = ask(prompt)
         assert _after_prompt(unrelated[0], prompt) == ""
         assert SECRET not in json.dumps(unrelated)
+
+        # What the model saves with the tools lands in the project the hooks recall from.
+        standin.call("mcp__agent_memory", "memory_crud", {"action": "create", "items": [
+            {"content": "We decided to deploy with the helm chart orbit-v3."}]})
+        saved = ask("Save our deploy decision.", approve=True)
+        result = next(item["output"] for r in saved for item in r["input"]
+                      if item.get("type") == "function_call_output")
+        assert '"namespace":"codex/shop-api-' in result.replace(" ", ""), result
+        prompt = "Which helm chart do we deploy with?"
+        assert "orbit-v3" in _after_prompt(ask(prompt)[0], prompt)
 
         untrusted = ask("Which indentation should I use in the new Go file?", trusted=False)
         assert not any("recalled-memory" in text for text in _developer(untrusted[0]))  # no hook ran
