@@ -169,7 +169,7 @@ class Settings:
                                           "Pruning: days a `meta` entry is kept (0: forever)")
     hook_budget_chars: int = _setting(1200, _int_between(100, 100_000), "Host hooks: characters added to a prompt")
     hook_start_chars: int = _setting(2000, _int_between(100, 100_000), "Host hooks: characters added at session start")
-    hook_min_score: float = _setting(0.45, _float_between(0, 1), "Host hooks: the relevance floor of a prompt's "
+    hook_min_score: float = _setting(0.55, _float_between(0, 1), "Host hooks: the relevance floor of a prompt's "
                                      "recall", flag=False)
     hook_project: str = _setting("", _text, "Host hooks: the project's name where project is empty or auto "
                                  "(older spelling of project)")

@@ -42,6 +42,15 @@ MAX_REQUEST_BYTES = 2_500_000
 DELIVER_EVERY_SECONDS = 30.0  # capture a team's server did not take is tried again this often
 
 
+def _prompt_floor(settings: Settings) -> float:
+    """The prompt hook's relevance floor: hook_min_score, chosen on the curve of recall by meaning;
+    a helper on the embedded store without an index by meaning (vector_backend none) matches by
+    words alone and keeps the server's retrieval_min_score."""
+    if not settings.hook_server_url and settings.vector_backend == "none":
+        return settings.retrieval_min_score
+    return settings.hook_min_score
+
+
 def host_output(host: str, event_name: str, context: str) -> str:
     """What the host reads on stdout: its JSON for added context (Claude Code and Gemini CLI
     take `hookSpecificOutput.additionalContext`), nothing when there is no context."""
@@ -55,7 +64,7 @@ class Helper:
     def __init__(self, settings: Settings, door: Door) -> None:
         self.events = HookEvents(HookSettings(
             locate=lambda directory: settings.project_in(directory, always=True),
-            budget_chars=settings.hook_budget_chars, min_score=settings.hook_min_score,
+            budget_chars=settings.hook_budget_chars, min_score=_prompt_floor(settings),
             start_chars=settings.hook_start_chars,
             state_dir=settings.data_path / "hooks"), door)
         self.last_request = time.monotonic()
