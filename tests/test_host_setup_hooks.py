@@ -154,7 +154,7 @@ def test_scope_and_file_are_refused_where_they_do_not_apply(home: Path,  # noqa:
     assert main(["setup", "claude-code", "--write", "--file", str(home / "x.json")]) == 2
     assert "uses two" in capsys.readouterr().err
     assert main(["setup", "cursor", "--scope", "user"]) == 2
-    assert "--scope is for claude-code and gemini-cli only" in capsys.readouterr().err
+    assert "--scope is for claude-code, gemini-cli, codex only" in capsys.readouterr().err
     assert not list(home.iterdir())
 
 

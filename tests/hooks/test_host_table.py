@@ -46,3 +46,15 @@ def test_an_event_no_table_names_does_nothing_and_answers_nothing() -> None:
     assert event_of("claude-code", "Notification") is None
     assert host_output("claude-code", "Notification", "ctx") == ""
     assert host_output("no-such-host", "SessionStart", "ctx") == ""
+
+
+def test_codex_events_fit_its_own_limits_and_carry_no_matcher() -> None:
+    """Codex clamps a SessionEnd hook to 3 s (seen with codex-cli 0.171.0: 'clamping SessionEnd hook
+    timeout to 3s'); a matcher on SessionStart or PreCompact would filter the source or trigger."""
+    end = event_of("codex", "SessionEnd")
+    assert end is not None and end.host_timeout == 3 and end.limit == 2.1 and end.captures
+    assert [e.name for e in HOSTS["codex"].events if e.captures] == ["Stop", "PreCompact", "SessionEnd"]
+    groups = hook_groups("codex", "agent-memory hook codex", "agent-memory")
+    assert all(set(group) == {"hooks"} and set(group["hooks"][0]) == {"type", "command", "timeout"}
+               for group in groups.values())
+    assert HOSTS["codex"].transcript == "codex" and HOSTS["claude-code"].transcript == "claude"

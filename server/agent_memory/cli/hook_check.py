@@ -1,5 +1,5 @@
-"""`agent-memory setup claude-code|gemini-cli --check`: run the hooks the host's file holds, as the
-host would, against a probe event each, and say per event what works and what does not.
+"""`agent-memory setup claude-code|gemini-cli|codex --check`: run the hooks the host's file holds, as
+the host would, against a probe event each, and say per event what works and what does not.
 
 The probes store nothing: the prompt and start events only read memory (what they would add is
 counted, never shown), a turn event carries empty turns, and the capture events read an empty
@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, SetupError, load_object
@@ -22,6 +23,7 @@ from agent_memory.cli.host_hooks import is_ours
 from agent_memory.hooks.hosts import HOSTS, HookEvent
 
 PROBE_SESSION = "agent-memory-check"
+PROJECT_VARIABLE = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini-cli": "GEMINI_PROJECT_DIR"}  # Codex: cwd only
 COLD_WAIT_SECONDS = 40.0  # a helper starting on this machine loads the embedding model first
 
 
@@ -48,7 +50,7 @@ def probe_event(host: str, event: HookEvent, transcript: Path) -> dict:
 
 def run_probe(host: str, command: str, event: HookEvent, transcript: Path) -> tuple[bool, str]:
     """(works, what happened): one run, again while the helper is starting, up to COLD_WAIT_SECONDS."""
-    env = {**os.environ, "CLAUDE_PROJECT_DIR" if host == "claude-code" else "GEMINI_PROJECT_DIR": os.getcwd()}
+    env = {**os.environ, **({PROJECT_VARIABLE[host]: os.getcwd()} if host in PROJECT_VARIABLE else {})}
     deadline = time.monotonic() + COLD_WAIT_SECONDS
     while True:
         started = time.monotonic()
@@ -80,6 +82,19 @@ def run_probe(host: str, command: str, event: HookEvent, transcript: Path) -> tu
         return True, f"ok in {ms} ms"
 
 
+def trusted(hooks_file: Path) -> bool:
+    """Codex has a trust entry for some hook of `hooks_file` (`[hooks.state."<file>:<event>:<group>:<hook>"]
+    trusted_hash` in its user config.toml). Whether the hash still matches is Codex's to say."""
+    config = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    try:
+        with config.open("rb") as handle:
+            state = tomllib.load(handle).get("hooks", {}).get("state", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return False
+    return isinstance(state, dict) and any(k.startswith(f"{hooks_file}:") and isinstance(v, dict)
+                                           and v.get("trusted_hash") for k, v in state.items())
+
+
 def check(host: str, hooks_file: Path, server_name: str) -> int:
     try:
         path, data = load_object(hooks_file)
@@ -106,4 +121,7 @@ def check(host: str, hooks_file: Path, server_name: str) -> int:
                 print(f"  {event.name:<17} {said if works else 'FAILED: ' + said}")
     print(f"setup --check: {'all hooks work' if not failed else f'{failed} not working'}"
           + ("" if not failed else "; `agent-memory warnings` lists what the hooks reported"))
+    if host == "codex" and not trusted(path):
+        print(f"setup --check: note: Codex has recorded no trust for any hook in {path}, and runs none it has not: "
+              "start codex, open /hooks and trust the agent-memory hooks")
     return EXIT_OK if not failed else EXIT_FAILED

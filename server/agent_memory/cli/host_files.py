@@ -81,13 +81,17 @@ def put_server(path: Path, data: dict, servers_key: str, name: str, entry: dict)
 def write_object(path: Path, data: dict) -> Path | None:
     """Write `data` to `path` (a real path, from load_object) in one step, the old file copied
     aside first with its mode kept; returns the backup, None when there was no file."""
+    return write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(path: Path, text: str) -> Path | None:
+    """`write_object` for a text already made (a TOML file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         backup = _backup(path) if path.exists() else None
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                          delete=False) as out:
-            json.dump(data, out, indent=2, ensure_ascii=False)
-            out.write("\n")
+            out.write(text)
         try:
             if backup is not None:
                 shutil.copymode(backup, out.name)

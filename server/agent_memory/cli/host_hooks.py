@@ -1,5 +1,6 @@
 """`agent-memory setup claude-code|gemini-cli`: the MCP server and the hooks that run
-`agent-memory hook HOST` on the host's session events, printed or merged into the host's files.
+`agent-memory hook HOST` on the host's session events, printed or merged into the host's files
+(`codex`, whose servers are in TOML: host_codex.py).
 
 Hook entries of agent-memory are recognised by their command (`/any/path/agent-memory hook ...` or
 `/any/python -m agent_memory hook ...`) or as an `mcp_tool` hook calling this server, and
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -35,6 +37,9 @@ HOOK_HOSTS = HOSTS  # the hosts with hooks, and their events (hooks/hosts.py: th
 def host_files(host: str, scope: str) -> tuple[Path, Path]:
     """(the file of MCP servers, the file of hooks) for this scope; project = current directory."""
     home, here = Path.home(), Path.cwd()
+    if host == "codex":  # its home is $CODEX_HOME, else ~/.codex
+        folder = Path(os.environ.get("CODEX_HOME") or home / ".codex") if scope == "user" else here / ".codex"
+        return folder / "config.toml", folder / "hooks.json"
     if host == "claude-code":
         if scope == "user":
             return home / ".claude.json", home / ".claude" / "settings.json"
@@ -108,6 +113,23 @@ def put_hooks(path: Path, data: dict, groups: dict[str, dict], server_name: str)
     return replaced
 
 
+def hooked(options: argparse.Namespace, entry: dict, command: list[str]) -> tuple[dict, dict[str, dict]]:
+    """(the server entry for a host with hooks, our group of hooks per event): the hooks run this
+    installation with the entry's identity, and both work in the same project."""
+    args = entry.get("args", [])
+    identity = args[args.index("serve") + 1:] if "serve" in args else []
+    # The hooks capture the sessions: the server's instructions then do not ask the model to as well.
+    # Both work in the host's project (auto: the one its directory belongs to), so they meet.
+    project = ["--project", options.setup_project]
+    entry = {**entry, "args": [*args, "--hooks-capture", "true", *project]}
+    explicit = project if options.setup_project != "auto" else []
+    if getattr(options, "setup_server_url", ""):  # the team's server: the token says who, for hooks and entry
+        entry = team_server.server_entry(options.host, options, command)
+        identity = team_server.hook_arguments(options)
+    return entry, hook_groups(options.host, hook_command(command, options.host, [*identity, *explicit]),
+                              options.setup_name)
+
+
 def hooks_file(options: argparse.Namespace) -> Path:
     """The file of hooks `setup` works on: --file, else the host's for --scope."""
     if options.setup_file:
@@ -127,17 +149,7 @@ def run(options: argparse.Namespace, host: Host, entry: dict, command: list[str]
     if (wrong := team_server.problem(options)) is not None:
         print(f"agent-memory: setup: {wrong}; nothing written", file=sys.stderr)
         return EXIT_USAGE
-    args = entry.get("args", [])
-    identity = args[args.index("serve") + 1:] if "serve" in args else []
-    # The hooks capture the sessions: the server's instructions then do not ask the model to as well.
-    # Both work in the host's project (auto: the one its directory belongs to), so they meet.
-    project = ["--project", options.setup_project]
-    entry = {**entry, "args": [*args, "--hooks-capture", "true", *project]}
-    explicit = project if options.setup_project != "auto" else []
-    if options.setup_server_url:  # the team's server: the token says who, for the hooks and the entry
-        entry = team_server.server_entry(options.host, options, command)
-        identity = team_server.hook_arguments(options)
-    groups = hook_groups(options.host, hook_command(command, options.host, [*identity, *explicit]), name)
+    entry, groups = hooked(options, entry, command)
     # Per file, what goes in it: (what it is, a step that puts it in and says if one was replaced).
     edits: dict[Path, list[tuple[str, Callable[[Path, dict], bool]]]] = {}
     edits.setdefault(servers_file, []).append(

@@ -11,9 +11,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from agent_memory.cli import hook_check, host_hooks
+from agent_memory.cli import hook_check, host_codex, host_hooks, host_plugin
 from agent_memory.cli.host_files import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Host, SetupError, merge_into
 
+HOOKED = "claude-code, gemini-cli, codex"  # the hosts with hooks (hooks/hosts.py)
 PROJECT_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 HOSTS = {
     "claude-desktop": Host("Claude Desktop", "mcpServers", "claude-desktop", stdio_type=False),
@@ -22,6 +23,7 @@ HOSTS = {
     # Hosts whose hooks run `agent-memory hook HOST` too; their files are in host_hooks.py.
     "claude-code": Host("Claude Code", "mcpServers", "claude-code", stdio_type=True),
     "gemini-cli": Host("Gemini CLI", "mcpServers", "gemini-cli", stdio_type=False),
+    "codex": Host("Codex CLI", "mcp_servers", "codex", stdio_type=False),  # TOML: host_codex.py
 }
 
 
@@ -32,12 +34,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "agent-memory command and the launch identity. With --write, merges it into the host's file "
                     "(Claude Desktop: its claude_desktop_config.json; VS Code: .vscode/mcp.json in the current "
                     "directory; Cursor: ~/.cursor/mcp.json), keeping the other servers and backing the file up "
-                    "first. Claude Code and Gemini CLI also get hooks running `agent-memory hook HOST` (project "
-                    "scope: .mcp.json and .claude/settings.json, or .gemini/settings.json, in the current directory; "
-                    "user scope: ~/.claude.json and ~/.claude/settings.json, or ~/.gemini/settings.json). "
-                    "With --check, runs the installed hooks against a probe event each. Exit codes: 0 done (--check: "
-                    "every hook works), 1 a file cannot be read or written (--check: a hook is missing or fails), "
-                    "2 invalid arguments.")
+                    "first. Claude Code, Gemini CLI and Codex CLI also get hooks running `agent-memory hook HOST` "
+                    "(project scope: .mcp.json and .claude/settings.json, .gemini/settings.json, or "
+                    ".codex/config.toml and .codex/hooks.json, in the current directory; user scope: ~/.claude.json "
+                    "and ~/.claude/settings.json, ~/.gemini/settings.json, or config.toml and hooks.json in "
+                    "$CODEX_HOME, else ~/.codex). claude-code --plugin DIR writes a Claude Code plugin with the "
+                    "same server and hooks, in a local marketplace at DIR, instead. With --check, runs the "
+                    "installed hooks against a probe event each. Exit codes: 0 done (--check: every hook works), "
+                    "1 a file cannot be read or written (--check: a hook is missing or fails), 2 invalid arguments.")
     setup.add_argument("host", choices=sorted(HOSTS))
     setup.add_argument("--agent-id", dest="setup_agent_id", metavar="ID",
                        help="the agent's id (default: the host's name; vscode-copilot for vscode)")
@@ -47,7 +51,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     setup.add_argument("--name", dest="setup_name", metavar="NAME", default="agent-memory",
                        help="the server's name in the host's file (default: agent-memory)")
     setup.add_argument("--project", dest="setup_project", metavar="NAME", default="auto",
-                       help="claude-code, gemini-cli: the project the server and the hooks work in (default auto: the "
+                       help=f"{HOOKED}: the project the server and the hooks work in (default auto: the "
                             "git repository the host runs in, told apart by its remote, else its path)")
     setup.add_argument("--server-url", dest="setup_server_url", metavar="URL", default="",
                        help="claude-code, gemini-cli: a team's running `serve --http` (its MCP URL): the hooks and the "
@@ -56,14 +60,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                        help="with --server-url: the file (mode 600) holding your bearer token")
     setup.add_argument("--write", action="store_true", help="merge into the host's file (backed up first)")
     setup.add_argument("--check", dest="setup_check", action="store_true",
-                       help="claude-code, gemini-cli: run the installed hooks against a probe event each and say "
+                       help=f"{HOOKED}: run the installed hooks against a probe event each and say "
                             "what works (stores nothing)")
     setup.add_argument("--file", dest="setup_file", metavar="FILE",
                        help="the file to merge into instead of the host's usual one "
-                            "(not for claude-code, which writes two)")
+                            "(not for claude-code and codex, which write two)")
     setup.add_argument("--scope", dest="setup_scope", choices=("project", "user"),
-                       help="claude-code, gemini-cli: the project in the current directory (default) or every "
+                       help=f"{HOOKED}: the project in the current directory (default) or every "
                             "project of this user")
+    setup.add_argument("--plugin", dest="setup_plugin", metavar="DIR",
+                       help="claude-code: a plugin (manifest, hooks, MCP server) in a local marketplace at DIR, "
+                            "installed with `claude plugin install NAME --marketplace DIR`; with --write it is "
+                            "written there")
 
 
 def installed_command() -> list[str]:
@@ -107,16 +115,29 @@ def run(options: argparse.Namespace) -> int:
     if not options.setup_name.strip():
         print("agent-memory: setup: --name must not be empty", file=sys.stderr)
         return EXIT_USAGE
+    if options.setup_plugin is not None and (options.host != "claude-code" or options.setup_scope
+                                             or options.setup_file or options.setup_check or options.setup_server_url):
+        print("agent-memory: setup: --plugin is for claude-code, without --scope, --file, --check or --server-url "
+              "(the plugin is its own files)", file=sys.stderr)
+        return EXIT_USAGE
     command = installed_command()
     entry = server_entry(host, command, caller.agent_id, caller.system_type.value, caller.team)
+    if options.setup_plugin is not None:
+        return host_plugin.run(options, host, entry, command)
     if options.host in host_hooks.HOOK_HOSTS:
         if options.setup_check:
             return hook_check.check(options.host, host_hooks.hooks_file(options), options.setup_name)
+        if options.host == "codex":
+            if options.setup_server_url:
+                print("agent-memory: setup: --server-url is for claude-code and gemini-cli (not yet codex)",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            return host_codex.run(options, host, entry, command)
         return host_hooks.run(options, host, entry, command)
     if options.setup_scope or options.setup_check or options.setup_project != "auto" or options.setup_server_url:
         flag = ("--scope" if options.setup_scope else "--check" if options.setup_check
                 else "--project" if options.setup_project != "auto" else "--server-url")
-        print(f"agent-memory: setup: {flag} is for {' and '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
+        print(f"agent-memory: setup: {flag} is for {', '.join(host_hooks.HOOK_HOSTS)} only", file=sys.stderr)
         return EXIT_USAGE
     target = Path(options.setup_file).expanduser() if options.setup_file else host.config_file(options.host)
     if not options.write:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from agent_memory.config import ConfigError, Settings, flag_settings, load_settings, setting_help
+from agent_memory.hooks.hosts import HOSTS as HOOK_HOSTS
 
 EXIT_OK, EXIT_USAGE = 0, 2  # a server that cannot start: server_start.EXIT_UNAVAILABLE (3)
 
@@ -148,11 +149,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     host_setup.add_parser(commands)
     hook = commands.add_parser(
         "hook", help="run a host's hook event (event JSON on stdin): recall into the prompt, capture the session",
-        description="What a host's hooks run (agent-memory setup claude-code writes them): SessionStart and "
-                    "UserPromptSubmit print the memories to add to the model's context, Stop, PreCompact and "
-                    "SessionEnd log the new transcript turns and reflect. Always exits 0; problems are one line "
-                    "on stderr. A helper process holding the store open serves it (started on first use).")
-    hook.add_argument("host", choices=("claude-code", "gemini-cli"))
+        description="What a host's hooks run (agent-memory setup claude-code, gemini-cli or codex writes them): "
+                    "SessionStart and UserPromptSubmit print the memories to add to the model's context, Stop, "
+                    "PreCompact and SessionEnd log the new transcript turns and reflect. Always exits 0; problems "
+                    "are one line on stderr. A helper process holding the store open serves it (started on first use).")
+    hook.add_argument("host", choices=tuple(HOOK_HOSTS))
     _add_settings(hook, *STORE, "agent_id", "system_type", "team", "skills", "vector_backend", "hook_budget_chars",
                   "hook_start_chars", "project", "hook_server_url", "hook_token_file", "hook_idle_minutes")
     console = commands.add_parser(

@@ -10,15 +10,11 @@ and the agent's and team's root namespaces, never another project's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
-import json
 import os
 import re
-import secrets
 import stat
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +28,13 @@ from agent_memory.core.model.text import check_text
 from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
 from agent_memory.hooks.doors import Door, Refused, Unreachable
-from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, reads_transcript
-from agent_memory.hooks.transcript import Turn, read_new
+from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, transcript_format
+from agent_memory.hooks.rollout import parse_rollout
+from agent_memory.hooks.state import Offsets, Pending
+from agent_memory.hooks.transcript import Turn, parse_lines, read_new
 from agent_memory.projects import Project, host_directory
 
+PARSERS = {"claude": parse_lines, "codex": parse_rollout}  # a host's transcript format (hosts.py) -> its reader
 LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 READ_BYTES = 4_000_000  # transcript bytes read at once (fewer when they hold more than LOG_BATCH turns)
 MIN_READ_BYTES = 4096
@@ -59,35 +58,6 @@ def host_session(session_id: object) -> str:
     if _SESSION.match(text):
         return text
     return "h-" + hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-class Offsets:
-    """How far each session's transcript has been read, in a small file per session that
-    survives restarts; one lock per session orders concurrent capture events."""
-
-    def __init__(self, directory: Path) -> None:
-        self._dir = directory
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    def lock(self, key: str) -> asyncio.Lock:
-        return self._locks.setdefault(key, asyncio.Lock())
-
-    def _file(self, key: str) -> Path:
-        return self._dir / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
-
-    def get(self, key: str) -> int:
-        try:
-            data = json.loads(self._file(key).read_text())
-            return int(data["offset"]) if data.get("key") == key else 0
-        except (OSError, ValueError, KeyError, TypeError):
-            return 0
-
-    def put(self, key: str, offset: int) -> None:
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        target = self._file(key)
-        part = target.with_suffix(f".{os.getpid()}.part")
-        part.write_text(json.dumps({"key": key, "offset": offset}))
-        os.replace(part, target)
 
 
 class HookEvents:
@@ -127,10 +97,10 @@ class HookEvents:
         if spec.role == "turn":  # Gemini CLI's transcript is not Claude's JSONL: the turn comes in the event
             work["turns"] = [[role, str(event.get(key) or ""), _at(event)]
                              for role, key in (("user", "prompt"), ("assistant", "prompt_response"))]
-        elif reads_transcript(host) and isinstance(event.get("transcript_path"), str) and event["transcript_path"]:
+        elif transcript_format(host) and isinstance(event.get("transcript_path"), str) and event["transcript_path"]:
             if (why := _not_a_transcript(event["transcript_path"])) is not None:
                 raise HookError(f"transcript_path {why}: nothing read")
-            work["path"] = event["transcript_path"]
+            work["path"], work["format"] = event["transcript_path"], transcript_format(host)
         try:
             await self.deliver()  # what was kept goes first: a session's turns stay in order
             note = await self._capture(work)
@@ -168,7 +138,7 @@ class HookEvents:
             await self._log(caller, session, [Turn(str(r), str(c), a if isinstance(a, str) else None, None)
                                               for r, c, a in work["turns"]])
         elif "path" in work:
-            await self._logged(caller, str(work["path"]), session)
+            await self._logged(caller, str(work["path"]), session, PARSERS.get(str(work.get("format")), parse_lines))
         return await self._reflect(caller, session) if work.get("reflect") else ""
 
     def _namespaces(self, caller: Caller) -> tuple[str, ...]:
@@ -221,14 +191,15 @@ class HookEvents:
         context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
         return context
 
-    async def _logged(self, caller: Caller, path: str, session: str) -> None:
-        """The transcript's turns not logged yet, logged; the offset moves past each part once the
-        server has it, so a failure part-way sends nothing twice."""
+    async def _logged(self, caller: Caller, path: str, session: str,
+                      parse: Callable[[list[bytes]], list[Turn]]) -> None:
+        """The transcript's turns not logged yet (read by `parse`), logged; the offset moves past
+        each part once the server has it, so a failure part-way sends nothing twice."""
         key = f"{caller.home}\n{session}\n{path}"
         async with self._offsets.lock(key):
             offset, budget = self._offsets.get(key), READ_BYTES
             while True:
-                turns, new_offset = await asyncio.to_thread(read_new, path, offset, budget)
+                turns, new_offset = await asyncio.to_thread(read_new, path, offset, budget, parse)
                 if len(turns) > LOG_BATCH and budget > MIN_READ_BYTES:
                     budget //= 2  # one call a part: a part logged is never logged again
                     continue
@@ -258,41 +229,6 @@ class HookEvents:
                 await self._door.log(caller, request)
             except Refused as exc:
                 raise HookError(str(exc)) from None
-
-
-class Pending:
-    """Capture a team's server did not take, kept to send later: one private file each (it may
-    hold the turns themselves), named by when it was kept."""
-
-    def __init__(self, directory: Path) -> None:
-        self._dir = directory
-
-    def keep(self, work: dict[str, Any]) -> None:
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}.json"
-        fd = os.open(self._dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(work, out)
-
-    def any(self) -> bool:
-        return self._dir.is_dir() and any(self._dir.glob("*.json"))
-
-    def oldest_first(self) -> list[tuple[Path, dict[str, Any]]]:
-        found = []
-        for path in sorted(self._dir.glob("*.json")) if self._dir.is_dir() else []:
-            try:
-                work = json.loads(path.read_text())
-            except (OSError, ValueError):
-                work = None
-            if isinstance(work, dict) and "session" in work and "home" in work:
-                found.append((path, work))
-            else:
-                self.done(path)
-        return found
-
-    def done(self, path: Path) -> None:
-        with contextlib.suppress(OSError):
-            path.unlink()
 
 
 def _not_a_transcript(path: str) -> str | None:

@@ -7,7 +7,8 @@ whose import costs the hook command some 15 ms): the hook command imports it.
 Roles:
 - `start`: a session starts: the project's rules, facts and last summary are added to its context;
 - `prompt`: the user sent a prompt: what memory holds about it is added to the prompt's context;
-- `turns`: a turn ended: the new turns of the transcript are logged;
+- `turns`: a turn ended: the new turns of the transcript are logged (Claude Code's JSONL, Codex's
+  rollout JSONL: the table says which);
 - `turn`: a turn ended, and the host sends it in the event (Gemini CLI's AfterAgent);
 - `compact`: the host compacts its context: new turns logged, then the session reflected;
 - `end`: the session ends: as `compact`.
@@ -48,7 +49,8 @@ class HookHost(NamedTuple):
     timeout_unit: float  # host units a second: 1 (seconds) or 1000 (milliseconds)
     matcher: bool  # each group names a matcher ("" for all)
     named: bool  # each hook carries a name (Gemini CLI: /hooks enable|disable NAME)
-    transcript: bool  # capture reads the event's `transcript_path` (Claude Code's JSONL); else turns come in events
+    transcript: str  # what capture reads at the event's `transcript_path`: "claude" (Claude Code's JSONL),
+    # "codex" (Codex's rollout JSONL), or "" (none: the turns come in the events)
 
     def event(self, name: str) -> HookEvent | None:
         return next((e for e in self.events if e.name == name), None)
@@ -63,20 +65,29 @@ HOSTS: dict[str, HookHost] = {
     "claude-code": HookHost((
         _event("SessionStart", "start", 10), _event("UserPromptSubmit", "prompt", 5), _event("Stop", "turns", 10),
         _event("PreCompact", "compact", 10), _event("SessionEnd", "end", 15, 12.0),
-    ), timeout_unit=1, matcher=True, named=False, transcript=True),
+    ), timeout_unit=1, matcher=True, named=False, transcript="claude"),
     # geminicli.com/docs/hooks/reference: timeouts in milliseconds; BeforeAgent is Claude Code's
     # UserPromptSubmit, AfterAgent its Stop (the turn comes in the event), PreCompress its PreCompact.
     "gemini-cli": HookHost((
         _event("SessionStart", "start", 10), _event("BeforeAgent", "prompt", 5), _event("AfterAgent", "turn", 10),
         _event("PreCompress", "compact", 10), _event("SessionEnd", "end", 15, 12.0),
-    ), timeout_unit=1000, matcher=False, named=True, transcript=False),
+    ), timeout_unit=1000, matcher=False, named=True, transcript=""),
+    # developers.openai.com/codex/hooks and codex-rs/hooks (checked with codex-cli 0.171.0): hooks.json
+    # timeouts in seconds; no matcher (SessionStart's and PreCompact's would filter the source or
+    # trigger); the turns are read from the rollout at transcript_path. SessionEnd, not in every
+    # release's table, is capped at 3 s by Codex; the helper finishes what a hook gives up waiting for.
+    "codex": HookHost((
+        _event("SessionStart", "start", 10), _event("UserPromptSubmit", "prompt", 5), _event("Stop", "turns", 10),
+        _event("PreCompact", "compact", 10), _event("SessionEnd", "end", 3),
+    ), timeout_unit=1, matcher=False, named=False, transcript="codex"),
 }
 DEFAULT_LIMIT = 7.0  # an event no table names (the helper does nothing with it)
 
 
-def reads_transcript(host: str) -> bool:
+def transcript_format(host: str) -> str:
+    """What `host`'s capture events read at `transcript_path` ("" for nothing)."""
     spec = HOSTS.get(host)
-    return spec is not None and spec.transcript
+    return spec.transcript if spec is not None else ""
 
 
 def event_of(host: str, name: str) -> HookEvent | None:

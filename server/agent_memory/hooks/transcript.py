@@ -1,4 +1,5 @@
-"""Claude Code's session transcript (JSONL at the hook input's `transcript_path`) read as turns.
+"""Claude Code's session transcript (JSONL at the hook input's `transcript_path`) read as turns, and
+the reading both hosts' JSONL transcripts share (`read_new`; Codex's rollout lines: rollout.py).
 
 Pure standard library (and the core's redactor, standard library too), so a hook process that
 imports it stays fast. Only what a memory needs is kept: the user's text, the assistant's text, and
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.core.memories.secrets import redact
@@ -22,9 +24,10 @@ TOOL_INPUT_CHARS = 80
 TOOL_RESULT_CHARS = 120
 _SKIP_BLOCK = 1 << 16  # bytes read at a time while skipping a line longer than max_bytes
 _REDACT_FIRST = 1 << 16  # characters of a tool's input or result redacted before its stub is cut
-# Keys of a tool's input that say what it did, in order of preference (Bash, Read/Edit/Write,
+# Keys of a tool's input that say what it did, in order of preference (Bash, Codex's exec_command, Read/Edit/Write,
 # notebooks, Glob/Grep, web search and fetch, Task); otherwise the input as compact JSON.
-_INPUT_KEYS = ("command", "file_path", "notebook_path", "path", "pattern", "query", "url", "description", "prompt")
+_INPUT_KEYS = ("command", "cmd", "file_path", "notebook_path", "path", "pattern", "query", "url", "description",
+               "prompt")
 # User text the host wrote, not the user: slash-command and shell echoes, reminders, hook output.
 _ECHO_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
                   "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
@@ -40,8 +43,10 @@ class Turn:
     name: str | None  # tool name for tool stubs
 
 
-def read_new(path: str, offset: int, max_bytes: int = 4_000_000) -> tuple[list[Turn], int]:
-    """Turns in the JSONL transcript from byte `offset` on; returns the new offset, which never
+def read_new(path: str, offset: int, max_bytes: int = 4_000_000,
+             parse: Callable[[list[bytes]], list[Turn]] | None = None) -> tuple[list[Turn], int]:
+    """Turns in the JSONL transcript from byte `offset` on, read by `parse` (default: Claude Code's
+    lines, `parse_lines`); returns the new offset, which never
     passes a partial last line (a line without its trailing newline is left for the next read).
     A file shorter than offset (rewritten/truncated) restarts at 0; a missing file reads as empty.
     At most `max_bytes` are read per call (the rest is for the next call); a single line longer
@@ -71,7 +76,7 @@ def read_new(path: str, offset: int, max_bytes: int = 4_000_000) -> tuple[list[T
         return [], 0
     except OSError:  # unreadable for now (permissions, a folder): try again from the same place
         return [], offset
-    return parse_lines(chunk[: end + 1].split(b"\n")), offset + end + 1
+    return (parse or parse_lines)(chunk[: end + 1].split(b"\n")), offset + end + 1
 
 
 def parse_lines(lines: list[bytes] | list[str]) -> list[Turn]:
@@ -104,7 +109,7 @@ def parse_lines(lines: list[bytes] | list[str]) -> list[Turn]:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text":
-                    text = _text(block.get("text"))
+                    text = text_of(block.get("text"))
                     if not text:
                         continue
                     last = turns[-1] if turns else None
@@ -117,7 +122,7 @@ def parse_lines(lines: list[bytes] | list[str]) -> list[Turn]:
                     name = block.get("name") if isinstance(block.get("name"), str) else "tool"
                     if isinstance(block.get("id"), str):
                         tool_names[block["id"]] = name
-                    turns.append(Turn("tool", f"called {name}: {_tool_input(block.get('input'))}", at, name))
+                    turns.append(Turn("tool", f"called {name}: {tool_input(block.get('input'))}", at, name))
                     message_of_last = None
     return turns
 
@@ -138,7 +143,7 @@ def _record(line: bytes | str) -> dict | None:
 
 def _user_turns(content: object, at: str | None, tool_names: dict[str, str]) -> list[Turn]:
     if isinstance(content, str):
-        text = _text(content)
+        text = text_of(content)
         return [Turn("user", text, at, None)] if text and not _is_echo(text) else []
     turns: list[Turn] = []
     texts: list[str] = []
@@ -146,7 +151,7 @@ def _user_turns(content: object, at: str | None, tool_names: dict[str, str]) -> 
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
-            text = _text(block.get("text"))
+            text = text_of(block.get("text"))
             if text and not _is_echo(text):
                 texts.append(text)
         elif block.get("type") == "tool_result":
@@ -161,7 +166,7 @@ def _user_turns(content: object, at: str | None, tool_names: dict[str, str]) -> 
     return turns
 
 
-def _text(value: object) -> str:
+def text_of(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
@@ -169,7 +174,7 @@ def _is_echo(text: str) -> bool:
     return text.startswith(_ECHO_PREFIXES)
 
 
-def _short(text: str, limit: int) -> str:
+def short(text: str, limit: int) -> str:
     """`text` on one line, its secrets redacted, cut to `limit` characters (an ellipsis says it
     was cut). Redacted first: a cut through a key would leave a part no detector knows."""
     flat = " ".join(redact(text[:_REDACT_FIRST])[0].split())
@@ -178,16 +183,16 @@ def _short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "\u2026"
 
 
-def _tool_input(value: object) -> str:
+def tool_input(value: object) -> str:
     if isinstance(value, dict):
         for key in _INPUT_KEYS:
             if isinstance(value.get(key), str) and value[key].strip():
-                return _short(value[key], TOOL_INPUT_CHARS)
+                return short(value[key], TOOL_INPUT_CHARS)
     try:
         compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, RecursionError):
         compact = "?"
-    return _short(compact, TOOL_INPUT_CHARS)
+    return short(compact, TOOL_INPUT_CHARS)
 
 
 def _tool_result(block: dict) -> str:
@@ -196,6 +201,6 @@ def _tool_result(block: dict) -> str:
         parts = [part.get("text") if part.get("type") == "text" else f"[{part.get('type')}]"
                  for part in content if isinstance(part, dict)]
         content = " ".join(p for p in parts if isinstance(p, str))
-    text = _short(content, TOOL_RESULT_CHARS) if isinstance(content, str) else ""
+    text = short(content, TOOL_RESULT_CHARS) if isinstance(content, str) else ""
     prefix = "result: error" if block.get("is_error") is True else "result:"
     return f"{prefix} {text}" if text else f"{prefix} (empty)"
