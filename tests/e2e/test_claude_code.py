@@ -53,6 +53,13 @@ def _said(request: dict) -> str:
     return json.dumps(request.get("messages", [])) + json.dumps(request.get("system", ""))
 
 
+def distilled(env: dict[str, str], tmp_path: Path, word: str) -> bool:
+    """Whether reflection has distilled a long-term fact holding `word` (the session's own turns
+    hold it as soon as Stop logs them; the facts come with SessionEnd's reflection)."""
+    return any(json.loads(line).get("layer") == "long_term" and word in json.loads(line).get("content", "")
+               for line in _export(env, tmp_path).splitlines() if line.strip())
+
+
 def _export(env: dict[str, str], tmp_path: Path) -> str:
     out = tmp_path / "export.jsonl"
     done = subprocess.run([sys.executable, "-m", "agent_memory", "export", "--output", str(out)],
@@ -90,7 +97,7 @@ def test_memory_reaches_the_model_in_a_later_session_by_itself(claude: str, hook
             f"shop API only on Tuesdays. The staging token is {SECRET} if you need it.")
         # SessionEnd logged the session and reflected it; wait for the facts (the helper may still work).
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and "Tuesdays" not in _export(env, tmp_path):
+        while time.monotonic() < deadline and not distilled(env, tmp_path, "Tuesdays"):
             time.sleep(0.5)
         stored = _export(env, tmp_path)
         assert "tabs over spaces" in stored and "Tuesdays" in stored

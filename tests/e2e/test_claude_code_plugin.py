@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.model_standin import model_standin
-from tests.e2e.test_claude_code import QUIET, _export, _said, claude  # noqa: F401 - the fixture
+from tests.e2e.test_claude_code import QUIET, _export, _said, claude, distilled  # noqa: F401 - the fixture
 from tests.hooks.conftest import checkout
 from tests.hooks.helper import HookRunner
 
@@ -79,7 +79,7 @@ def test_the_plugin_installs_in_one_step_and_brings_hooks_and_tools(claude: str,
         for tool in ("memory_crud", "memory_retrieve", "memory_reflect"):
             assert PREFIX + tool in first
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and "Tuesdays" not in _export(env, tmp_path):
+        while time.monotonic() < deadline and not distilled(env, tmp_path, "Tuesdays"):
             time.sleep(0.5)
         assert "tabs over spaces" in _export(env, tmp_path)
 

@@ -71,6 +71,12 @@ def _tools(request: dict) -> set[str]:
             for tool in space.get("tools", [])}
 
 
+def distilled(env: dict[str, str], tmp_path: Path, word: str) -> bool:
+    """Whether reflection has distilled a long-term fact holding `word` (not only the logged turns)."""
+    return any(json.loads(line).get("layer") == "long_term" and word in json.loads(line).get("content", "")
+               for line in _export(env, tmp_path).splitlines() if line.strip())
+
+
 def _export(env: dict[str, str], tmp_path: Path) -> str:
     out = tmp_path / "export.jsonl"
     done = subprocess.run([sys.executable, "-m", "agent_memory", "export", "--output", str(out)],
@@ -115,7 +121,7 @@ def test_memory_reaches_the_model_in_a_later_codex_session(codex: list[str], hoo
         assert first and TOOLS <= _tools(first[0]), [t.get("name") for t in first[0].get("tools", [])]
         # SessionEnd logged the session and reflected it (the helper may still be working).
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and "Tuesdays" not in _export(env, tmp_path):
+        while time.monotonic() < deadline and not distilled(env, tmp_path, "Tuesdays"):
             time.sleep(0.5)
         stored = _export(env, tmp_path)
         assert "tabs over spaces" in stored and "Tuesdays" in stored
