@@ -174,7 +174,9 @@ async def test_three_servers_one_store_survive_a_sigkill(tmp_path: Path, postgre
                 agent_id = alive[entry_id].split(" ")[0]
                 system_type, team = owners[agent_id]
                 async with http_client(url, token(agent_id, system_type, team)) as client:
-                    with anyio.fail_after(120):
+                    # A guard, not a speed target: 21 s in all alone, but one full-suite run on 2 cores
+                    # (2026-11-28) passed 120 s here for one of the 12 entries; the cause is open.
+                    with anyio.fail_after(300):
                         while True:
                             found = await retrieve(client, alive[entry_id], limit=5)
                             if any(item["id"] == entry_id for item in found["items"]) and not found["keyword_only"]:
