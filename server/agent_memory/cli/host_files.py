@@ -49,14 +49,20 @@ def merge_into(path: Path, servers_key: str, name: str, entry: dict) -> tuple[bo
     return replaced, write_object(path, data)
 
 
+def read_file(path: Path) -> tuple[Path, str]:
+    """The file's real path (through links) and its text (empty when missing). Raises SetupError
+    for a file that cannot be read, touching nothing."""
+    path = Path(os.path.realpath(path))
+    try:
+        return path, path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def load_object(path: Path) -> tuple[Path, dict]:
     """The JSON object in `path` (an empty one when the file is missing or blank), and the path it
     is really at (through links). Raises SetupError for anything else, touching nothing."""
-    path = Path(os.path.realpath(path))
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    path, text = read_file(path)
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:

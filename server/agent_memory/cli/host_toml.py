@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
 
-from agent_memory.cli.host_files import SetupError
+from agent_memory.cli.host_files import SetupError, read_file
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+\Z")
 _HEADER = re.compile(r"^\s*\[(\[?)\s*(.*?)\s*\]\]?\s*(?:#.*)?$")  # [table] or [[array of tables]]
@@ -23,11 +22,7 @@ _KEY_PART = re.compile(r'\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|\'([^\']*)\'
 def load_text(path: Path) -> tuple[Path, str, dict]:
     """The file's text and its parsed data (empty when missing), at its real path (through links).
     Raises SetupError for a file that cannot be read or is not TOML, touching nothing."""
-    path = Path(os.path.realpath(path))
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    path, text = read_file(path)
     try:
         return path, text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from agent_memory.hooks.token_file import private_problem, read
+from agent_memory.hooks.token_file import read
 from agent_memory.projects import identify
 from agent_memory.setting_values import http_url
 
@@ -31,9 +31,7 @@ def problem(options: argparse.Namespace) -> str | None:
         http_url(url)
     except ValueError as exc:
         return f"--server-url {exc}"
-    if (found := private_problem(str(Path(token_file).expanduser()))) is not None:
-        return found
-    try:
+    try:  # a file others may read, or that holds no token
         read(str(Path(token_file).expanduser()), {})
     except ValueError as exc:
         return str(exc)

@@ -183,12 +183,8 @@ async def door_for(settings: Settings) -> AsyncIterator[Door]:
     Raises:
         Refused: no usable token for the team's server."""
     if settings.hook_server_url:
-        remote = RemoteDoor(settings.hook_server_url, read_token(settings.hook_token_file),
-                            Limits(max_content_chars=settings.max_content_chars))
-        try:
-            yield remote
-        finally:
-            await remote.close()
+        yield RemoteDoor(settings.hook_server_url, read_token(settings.hook_token_file),
+                         Limits(max_content_chars=settings.max_content_chars))  # nothing held open between calls
         return
     async with open_app(settings) as app:
         yield LocalDoor(app.door, app.launch_caller)

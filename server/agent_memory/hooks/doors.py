@@ -130,9 +130,6 @@ class RemoteDoor:
         self._url, self._token, self._limits = url, token, limits
         self.caller = token_caller(token)
 
-    async def close(self) -> None:
-        """Nothing stays open between calls."""
-
     async def _tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         import anyio
         import httpx2
