@@ -35,11 +35,12 @@ from agent_memory.core.model.cursor import CursorCodec
 from agent_memory.core.model.metrics import Metrics
 from agent_memory.core.model.models import Caller, Layer
 from agent_memory.core.model.rules import Limits
-from agent_memory.core.ports import EntryRepository, OperatorStore
+from agent_memory.core.ports import EntryRepository, Keeper, OperatorStore, SessionStore
 from agent_memory.core.ports.failures import FailureReader
 from agent_memory.core.recall.budget import shares_of
 from agent_memory.core.recall.ranking import RankWeights
 from agent_memory.core.recall.retrieval import RetrievalDefaults, RetrievalService, RetrievalSettings
+from agent_memory.core.sessions.keeping import KeepLimits, SessionKeeper
 from agent_memory.core.sessions.reflection import ReflectionService
 from agent_memory.core.sessions.turns import SessionLimits, SessionService
 from agent_memory.storage.audit_buffer import BufferedAuditLog
@@ -104,7 +105,16 @@ class Records:
         return Tokens(self.store.tokens, secret)
 
     def pruner(self, clock: Callable[[], datetime] = utc_now) -> PruneService:
-        return pruning_service(self.settings, self.store, clock=clock)
+        """The pruner with its keeper: a session's turns are distilled and digested (as their
+        owner, consolidating by wording: no model is loaded here) before they are pruned."""
+        store = self.store.sessions()
+        # Only a refused authorization is audited here, and the keeper acts as each session's
+        # owner in its own namespace: this log is never written to.
+        sessions = SessionService(store, self.store.audit_log(), session_limits(self.settings), clock, self.redactor)
+        reflection = ReflectionService(store, sessions, Limits(max_content_chars=self.settings.max_content_chars),
+                                       clock, max_items=self.settings.reflection_max_items, redactor=self.redactor)
+        return pruning_service(self.settings, self.store, clock=clock,
+                               keeper=session_keeper(self.settings, store, reflection, clock))
 
     def vectors(self) -> Vectors | None:
         """The vector runtime, not started (None when `vector_backend = "none"`)."""
@@ -168,14 +178,27 @@ def session_limits(settings: Settings) -> SessionLimits:
                          chunk_gap_seconds=settings.compaction_chunk_gap_minutes * 60)
 
 
+def session_keeper(settings: Settings, store: SessionStore, reflection: ReflectionService,
+                   clock: Callable[[], datetime] = utc_now) -> SessionKeeper:
+    """What keeps a session before its turns are pruned; a session it cannot keep is a warning
+    (`agent-memory warnings`), and its turns stay."""
+    return SessionKeeper(
+        store, reflection,
+        KeepLimits(digest_max_chars=min(settings.digest_max_chars, settings.max_content_chars),
+                   chunk_turns=settings.digest_chunk_turns,
+                   chunk_gap_seconds=settings.compaction_chunk_gap_minutes * 60),
+        clock, on_failure=lambda session_id, reason: log.warning("session_not_kept", session_id=session_id,
+                                                                 reason=reason, hint="its turns are not pruned"))
+
+
 def pruning_service(settings: Settings, store: RecordStore, notify: Callable[[], None] | None = None,
-                    clock: Callable[[], datetime] = utc_now) -> PruneService:
+                    clock: Callable[[], datetime] = utc_now, keeper: Keeper | None = None) -> PruneService:
     retention = Retention(
         max_entries_per_namespace=settings.max_entries_per_namespace,
         days={Layer.WORKING: settings.retention_working_days, Layer.SESSION: settings.retention_session_days,
               Layer.LONG_TERM: settings.retention_long_term_days, Layer.META: settings.retention_meta_days},
     )
-    return PruneService(store.prune_store(notify), retention, clock)
+    return PruneService(store.prune_store(notify), retention, clock, keeper)
 
 
 @asynccontextmanager
@@ -205,8 +228,7 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
         redactor = redaction(settings)
         metrics = Metrics()
         notify = vectors.notify if vectors else None
-        jobs = BackgroundJobs(pruning_service(settings, store, notify),
-                              reflection_interval=settings.reflection_interval_seconds,
+        jobs = BackgroundJobs(reflection_interval=settings.reflection_interval_seconds,
                               prune_interval=settings.prune_interval_seconds)
 
         # Writers tell the pruner which namespaces grew.
@@ -225,7 +247,8 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
                               defaults=retrieval_defaults(settings)),
             utc_now, lineage=store.lineage(),
         )
-        jobs.start(reflection,
+        pruner = pruning_service(settings, store, notify, keeper=session_keeper(settings, session_store, reflection))
+        jobs.start(reflection, pruner,
                    metrics=(lambda: {**metrics.snapshot(), "retrieval": retrieval.metrics.snapshot()})
                    if settings.metrics_log else None,
                    metrics_interval=settings.metrics_log_interval_seconds)
@@ -245,7 +268,7 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
         yield App(settings=settings, launch_caller=launch_caller, store=store, audit=audit, crud=crud,
                   retrieval=retrieval, vectors=vectors,
                   rate_limiter=RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst),
-                  sessions=sessions, reflection=reflection, pruner=jobs.pruner, jobs=jobs, metrics=metrics,
+                  sessions=sessions, reflection=reflection, pruner=pruner, jobs=jobs, metrics=metrics,
                   browse=browse, operator=store.operator, lineage=lineage,
                   door=Application(memories=Memories(crud, chains, browse,
                                                      lambda exc, rid: storage_failure(exc, rid, FAILURES)),

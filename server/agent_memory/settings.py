@@ -151,6 +151,11 @@ class Settings:
                                                   "many seconds (0 disables it)")
     reflection_max_items: int = _setting(20, _int_between(1, 100),
                                          "memory_reflect reflect: most facts plus rules kept from one reflection")
+    digest_max_chars: int = _setting(700, _int_between(200, 1_000_000),
+                                     "Keeping a session before its turns are pruned: longest digest entry, in "
+                                     "characters")
+    digest_chunk_turns: int = _setting(6, _int_between(1, 10_000),
+                                       "Keeping a session: most turns one digest entry covers")
     max_entries_per_namespace: int = _setting(10_000, _int_between(1, 100_000_000),
                                               "Pruning: entries a namespace may hold; past it compacted turns go "
                                               "first, then lowest priority and oldest")

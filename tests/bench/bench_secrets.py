@@ -55,12 +55,13 @@ sys.path.insert(0, str(ROOT))
 from agent_memory.core.memories.secrets import find_secrets  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "secrets_corpus.jsonl"
+CORPORA = [CORPUS]
 Spans = list[tuple[int, int]]
 MB = 1_000_000
 
 
-def load() -> list[dict]:
-    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+def load(corpus: Path = CORPUS) -> list[dict]:
+    return [json.loads(line) for line in corpus.read_text().splitlines() if line.strip()]
 
 
 def ours(text: str) -> Spans:
@@ -147,9 +148,9 @@ def measure(records: list[dict], detector: Callable[[str], Spans]) -> dict:
             "false_redactions": len(false), "misses": misses, "false": false, "kinds": dict(kinds)}
 
 
-def report_corpus(verbose: bool, per_kind: bool) -> None:
-    records = load()
-    print(f"corpus: {sum(r['label'] == 'secret' for r in records)} texts with "
+def report_corpus(verbose: bool, per_kind: bool, corpus: Path = CORPUS) -> None:
+    records = load(corpus)
+    print(f"corpus {corpus.name}: {sum(r['label'] == 'secret' for r in records)} texts with "
           f"{sum(len(r['secrets']) for r in records)} secrets, {sum(r['label'] == 'benign' for r in records)} "
           "look-alikes")
     detectors: dict[str, Callable[[str], Spans]] = {"agent_memory.core.memories.secrets": ours}
@@ -323,13 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=float, default=1.0, help="--speed: MB per input (default 1)")
     parser.add_argument("--runs", type=int, default=3, help="--speed: runs per input, the best is shown")
     parser.add_argument("--large-log", action="store_true", help="latency of a 3 MB log beside another caller")
+    parser.add_argument("--corpus", type=Path, action="append",
+                        help="the labelled corpus (repeatable; default: both fixtures, each reported)")
     args = parser.parse_args(argv)
     if args.speed:
         report_speed(int(args.size * MB), args.runs)
     elif args.large_log:
         report_large_log(3, MB - 1000)
     else:
-        report_corpus(args.verbose, not args.totals)
+        for corpus in args.corpus or CORPORA:
+            report_corpus(args.verbose, not args.totals, corpus)
     return 0
 
 

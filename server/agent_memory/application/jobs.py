@@ -21,8 +21,9 @@ log = structlog.get_logger("agent_memory.jobs")
 
 
 class BackgroundJobs:
-    def __init__(self, pruner: PruneService, *, reflection_interval: float, prune_interval: float) -> None:
-        self.pruner = pruner
+    def __init__(self, *, reflection_interval: float, prune_interval: float) -> None:
+        self.pruner: PruneService | None = None  # set by `start` (its keeper needs the session store,
+        # which tells these jobs what grew)
         self._reflection: ReflectionService | None = None
         self._reflection_interval = reflection_interval
         self._prune_interval = prune_interval
@@ -30,9 +31,10 @@ class BackgroundJobs:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self, reflection: ReflectionService, metrics: Callable[[], dict[str, object]] | None = None,
-              metrics_interval: float = 60.0) -> None:
+    def start(self, reflection: ReflectionService, pruner: PruneService,
+              metrics: Callable[[], dict[str, object]] | None = None, metrics_interval: float = 60.0) -> None:
         self._reflection = reflection
+        self.pruner = pruner
 
         def spawn(name: str, job: Callable[[], Awaitable[None]]) -> None:
             # A fresh context: no request's log fields leak into background work.
@@ -73,6 +75,8 @@ class BackgroundJobs:
         return done
 
     async def prune_once(self, partitions: list[tuple[str, str]] | None = None) -> int:
+        if self.pruner is None:
+            return 0
         deleted = await self.pruner.prune(partitions, retention=partitions is None)
         if deleted:
             reasons: dict[str, int] = {}

@@ -61,7 +61,9 @@ def prune(options: argparse.Namespace, settings: Settings) -> int:
         reasons[victim.reason] = reasons.get(victim.reason, 0) + 1
     detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     verb = "would delete" if dry_run else "deleted"
-    print(f"prune: {verb} {len(victims)} entries" + (f" ({detail})" if detail else ""), file=sys.stderr)
+    held = len({victim.held for victim in victims if victim.held is not None})
+    kept = f"; {held} sessions would be kept in long-term memory first" if dry_run and held else ""
+    print(f"prune: {verb} {len(victims)} entries" + (f" ({detail})" if detail else "") + kept, file=sys.stderr)
     return EXIT_OK
 
 

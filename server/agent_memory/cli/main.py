@@ -17,7 +17,7 @@ STORE = ("data_dir", "sqlite_path", "sqlite_busy_timeout_ms")
 INDEX = ("vector_backend", "chroma_path", "chroma_host", "chroma_port", "chroma_ssl")
 EMBEDDING = ("embedding_model_dir", "embedding_int8_compute")
 RETENTION = ("max_entries_per_namespace", "retention_working_days", "retention_session_days",
-             "retention_long_term_days", "retention_meta_days")
+             "retention_long_term_days", "retention_meta_days", "digest_max_chars", "digest_chunk_turns")
 SETTINGS_NOTE = ("Every setting is also a MEMORY_<NAME> environment variable or a key of the --config file; the "
                  "table in docs/configuration.md lists them all.")
 
@@ -92,8 +92,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     prune = commands.add_parser(
         "prune", help="delete expired entries, entries past their layer's retention and the excess of namespaces "
                       "over their limit (audited)",
-        description="Runs the pruner once. Prints one line per entry (id, scope, namespace, reason) on stdout "
-                    "and a summary on stderr. Exit codes: 0 done, 1 failed, 2 invalid setting.")
+        description="Runs the pruner once. A session's turns go only after the session is kept: distilled "
+                    "into facts and rules and digested, word for word less small talk, into long-term memory "
+                    "(a session that cannot be kept keeps its turns, with a warning). Prints one line per "
+                    "entry (id, scope, namespace, reason) on stdout and a summary on stderr. Exit codes: 0 "
+                    "done, 1 failed, 2 invalid setting.")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
     _add_settings(prune, *STORE, *RETENTION)
     erase = commands.add_parser(

@@ -2,7 +2,9 @@
 
 The pruner deletes expired entries, entries past their layer's retention, and, in a namespace over
 its entry limit, compacted session turns first, then the lowest priority and oldest entries.
-Pending conflict entries (and the entries they refer to) are never pruned. Every deletion is one
+Pending conflict entries (and the entries they refer to) are never pruned. A session turn goes only
+once its session is kept (distilled and digested into long-term memory, `Keeper`): the pruner keeps
+the sessions of the turns it would delete first, and a turn whose session could not be kept stays. Every deletion is one
 audit row (tool `pruner`, agent `system`) and drops the entry's vector through the outbox. An entry
 changed after it was planned for pruning is left alone (the next pass decides again).
 """
@@ -20,7 +22,7 @@ from agent_memory.core.model.errors import InvalidParams
 from agent_memory.core.model.ids import new_request_id
 from agent_memory.core.model.models import AuditEvent, Layer, Scope
 from agent_memory.core.model.rules import check_namespace
-from agent_memory.core.ports import PrunePolicy, PruneStore, Victim, WriteTransaction
+from agent_memory.core.ports import Keeper, PrunePolicy, PruneStore, Victim, WriteTransaction
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")  # as core.sessions.turns checks it
 
@@ -45,10 +47,12 @@ class Actor:
 
 
 class PruneService:
-    def __init__(self, store: PruneStore, retention: Retention, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: PruneStore, retention: Retention, clock: Callable[[], datetime],
+                 keeper: Keeper | None = None) -> None:
         self._store = store
         self._retention = retention
         self._clock = clock
+        self._keeper = keeper  # None: session turns not yet kept are never pruned
 
     def policy(self, *, retention: bool = True) -> PrunePolicy:
         now = self._clock()
@@ -63,7 +67,13 @@ class PruneService:
         would be) deleted. `retention=False` skips the per-layer age rule (the cheap pass run
         after writes: expired entries and namespaces over their limit only)."""
         victims = await self._store.prune_plan(self.policy(retention=retention), partitions)
-        if dry_run or not victims:
+        held = [victim.held for victim in victims if victim.held is not None]
+        if dry_run:  # what would go: held turns too when their sessions can be kept first
+            return victims if self._keeper is not None else [v for v in victims if v.held is None]
+        if held and self._keeper is not None and await self._keeper.keep(held):
+            victims = await self._store.prune_plan(self.policy(retention=retention), partitions)
+        victims = [victim for victim in victims if victim.held is None]
+        if not victims:
             return victims
         return await self._delete(victims, actor, "prune", check_etag=True)
 

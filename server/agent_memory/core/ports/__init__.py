@@ -13,6 +13,7 @@ from agent_memory.core.ports.operator import (
 from agent_memory.core.ports.records import (
     AuditSink,
     EntryRepository,
+    Keeper,
     ListQuery,
     Mark,
     PrunePolicy,
@@ -60,6 +61,7 @@ __all__ = [
     "Partition",
     "PartitionCount",
     "PrunePolicy",
+    "Keeper",
     "PruneStore",
     "RetrievalStore",
     "SemanticIndex",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -130,6 +130,12 @@ class SessionTransaction(WriteTransaction, Protocol):
         when another reflection moved it first."""
         ...
 
+    def move_kept_mark(self, key: SessionKey, expected: int, new: int) -> bool:
+        """Compare-and-set how far the session's turns were carried into long-term memory (a
+        turn's storage position; turns past it are never pruned): False when another keeper
+        moved it first."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class SessionRef:
@@ -158,6 +164,15 @@ class SessionStore(Protocol):
 
     async def reflection_mark(self, key: SessionKey) -> Mark: ...
 
+    async def digested_through(self, key: SessionKey) -> int:
+        """The highest turn number the session's long-term digests cover (0: none); the next digest
+        numbers its turns from here."""
+        ...
+
+    async def kept_mark(self, key: SessionKey) -> int:
+        """How far the session's turns were carried into long-term memory (0: not at all)."""
+        ...
+
     async def reflections(self, agent_id: str, team: str, namespace: str = "") -> list[Entry]:
         """Facts and rules earlier reflections stored in the agent namespace (for de-duplication)."""
         ...
@@ -181,6 +196,16 @@ class Victim:
     namespace: str
     etag: str
     reason: str  # expired | retention | over_limit | erase
+    # A session turn past its session's kept mark: what it said is not in long-term memory yet, so
+    # it is not deleted until the session is kept (core/sessions/keeping.py).
+    held: SessionRef | None = None
+
+
+class Keeper(Protocol):
+    async def keep(self, sessions: Iterable[SessionRef]) -> int:
+        """Carry these sessions' turns into long-term memory (distilled and digested) so they may
+        be pruned; returns how many sessions were kept now. Failures are reported, not raised."""
+        ...
 
 
 class PruneStore(Protocol):

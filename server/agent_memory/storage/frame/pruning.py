@@ -8,16 +8,23 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agent_memory.core.access.visibility import Area
-from agent_memory.core.ports import PrunePolicy, Victim
+from agent_memory.core.ports import PrunePolicy, SessionRef, Victim
 from agent_memory.storage.frame.dialect import Dialect, Reader
 from agent_memory.storage.frame.visibility import area_clause
 
 _PRIORITY_ORDER = "CASE priority WHEN 'low' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END"
 _VICTIM = "SELECT id, scope, namespace, etag FROM entries"
+# A session turn whose session's kept mark is below it (`kept`: the store's comparison of the mark
+# `k` with the turn's position): what it said is not in long-term memory yet.
+_HELD = ("(layer = 'session' AND scope = 'agent' AND session_id IS NOT NULL AND team IS NOT NULL "
+         "AND source <> 'reflection' AND NOT EXISTS (SELECT 1 FROM reflection_marks k WHERE "
+         "k.namespace = entries.namespace AND k.team = entries.team AND k.session_id = entries.session_id "
+         "AND {kept}))")
 
 
 class PruneFrame:
     dialect: ClassVar[Dialect]
+    kept: ClassVar[str]  # SQL: the kept mark `k` covers the entry's position
     _db: Reader
 
     def _unprotected(self) -> str:
@@ -37,15 +44,22 @@ class PruneFrame:
             count_where = f"WHERE (scope, namespace) IN (VALUES {pairs})"
             params = [v for pair in partitions for v in pair]
 
+        select = (f"SELECT id, scope, namespace, etag, {_HELD.format(kept=self.kept)}, session_id, owner_agent_id, "
+                  "team FROM entries")
+
+        def victim(row: Any, reason: str) -> Victim:
+            held = SessionRef(row[2], row[5], row[6], row[7]) if row[4] else None
+            return Victim(row[0], row[1], row[2], row[3], reason, held)
+
         def plan(conn: Any) -> list[Victim]:
             chosen: dict[str, Victim] = {}
-            for row in conn.execute(f"{_VICTIM} WHERE {where} AND expires_at IS NOT NULL AND expires_at <= {m} "
+            for row in conn.execute(f"{select} WHERE {where} AND expires_at IS NOT NULL AND expires_at <= {m} "
                                     "ORDER BY expires_at", [*params, policy.now]).fetchall():
-                chosen.setdefault(row[0], Victim(row[0], row[1], row[2], row[3], "expired"))
+                chosen.setdefault(row[0], victim(row, "expired"))
             for layer, cutoff in sorted(policy.retention_cutoffs.items()):
-                for row in conn.execute(f"{_VICTIM} WHERE {where} AND layer = {m} AND updated_at < {m} "
+                for row in conn.execute(f"{select} WHERE {where} AND layer = {m} AND updated_at < {m} "
                                         "ORDER BY updated_at", [*params, layer, cutoff]).fetchall():
-                    chosen.setdefault(row[0], Victim(row[0], row[1], row[2], row[3], "retention"))
+                    chosen.setdefault(row[0], victim(row, "retention"))
             crowded = conn.execute(f"SELECT scope, namespace, COUNT(*) FROM entries {count_where} "
                                    f"GROUP BY scope, namespace HAVING COUNT(*) > {m}",
                                    [*params, policy.max_entries_per_namespace]).fetchall()
@@ -55,14 +69,14 @@ class PruneFrame:
                 if excess <= 0:
                     continue
                 rows = conn.execute(
-                    f"{_VICTIM} WHERE {unprotected} AND scope = {m} AND namespace = {m} "
+                    f"{select} WHERE {unprotected} AND scope = {m} AND namespace = {m} "
                     f"ORDER BY compacted DESC, {_PRIORITY_ORDER}, created_at, id LIMIT {m}",
                     (scope, namespace, excess + already)).fetchall()
                 for row in rows:
                     if excess <= 0:
                         break
                     if row[0] not in chosen:
-                        chosen[row[0]] = Victim(row[0], row[1], row[2], row[3], "over_limit")
+                        chosen[row[0]] = victim(row, "over_limit")
                         excess -= 1
             return list(chosen.values())
 

@@ -30,6 +30,7 @@ class SessionColumns:
     after_params: int  # how many of those two `after` takes
     order: str  # turns in the order they were written
     mark: str  # reflection_marks' column holding the position
+    kept: str  # ... and the one holding how far turns were carried into long-term memory
     unreflected: str  # HAVING: a session has turns past its mark (e: entries, m: marks)
     newest: str  # ORDER BY: sessions by their newest entry
 
@@ -92,6 +93,15 @@ class SessionFrame:
                     highest = max([highest, *(int(n) for n in _NUMBER.findall(tag))])
         return highest
 
+    async def digested_through(self, key: SessionKey) -> int:
+        """The highest turn number the session's long-term digests name (tag `turns:<first>-<last>`)."""
+        mine, params = self._mine(key.agent_id, key.team, key.namespace)
+        rows = await self._rows(f"SELECT tags FROM entries WHERE {mine} AND session_id = {self.dialect.mark} "
+                                "AND layer = 'long_term' AND source = 'reflection' AND domain = 'session_summary'",
+                                [*params, key.session_id])
+        return max([0, *(int(n) for row in rows for tag in self.dialect.tags_of(row[0])
+                         if tag.startswith("turns:") for n in _NUMBER.findall(tag))])
+
     async def reflection_mark(self, key: SessionKey) -> Mark:
         m = self.dialect.mark
         rows = await self._rows(f"SELECT {self.columns.mark}, reflected_at FROM reflection_marks "
@@ -99,11 +109,19 @@ class SessionFrame:
                                 (key.home, key.team, key.session_id))
         return Mark(int(rows[0][0]), rows[0][1]) if rows else Mark()
 
+    async def kept_mark(self, key: SessionKey) -> int:
+        m = self.dialect.mark
+        rows = await self._rows(f"SELECT {self.columns.kept} FROM reflection_marks "
+                                f"WHERE namespace = {m} AND team = {m} AND session_id = {m}",
+                                (key.home, key.team, key.session_id))
+        return int(rows[0][0]) if rows else 0
+
     async def reflections(self, agent_id: str, team: str, namespace: str = "") -> list[Entry]:
         mine, params = self._mine(agent_id, team, namespace)
-        rows = await self._rows(
+        rows = await self._rows(  # a session's digest (domain session_summary) is no fact to compare with
             f"SELECT {_COLUMNS} FROM entries WHERE {mine} AND source = 'reflection' "
-            f"AND layer IN ('long_term', 'meta') AND {self.dialect.flag('conflict', False)} "
+            "AND layer IN ('long_term', 'meta') AND (domain IS NULL OR domain <> 'session_summary') "
+            f"AND {self.dialect.flag('conflict', False)} "
             "AND superseded_by IS NULL ORDER BY updated_at DESC LIMIT 5000", params)
         return [self.dialect.row_to_entry(row) for row in rows]
 

@@ -68,6 +68,22 @@ class PostgresWriteTransaction(WriteFrame):
             (new, at, key.home, key.team, key.session_id))
         return True
 
+    def move_kept_mark(self, key: SessionKey, expected: int, new: int) -> bool:
+        row = self._conn.execute(
+            "SELECT kept_turn FROM reflection_marks WHERE namespace = %s AND team = %s AND session_id = %s "
+            "FOR UPDATE", (key.home, key.team, key.session_id)).fetchone()
+        if (row[0] if row else 0) != expected:
+            return False
+        if row is None:
+            return self._conn.execute(
+                "INSERT INTO reflection_marks (namespace, team, session_id, last_turn, reflected_at, kept_turn) "
+                "VALUES (%s, %s, %s, 0, '', %s) ON CONFLICT DO NOTHING",
+                (key.home, key.team, key.session_id, new)).rowcount == 1
+        self._conn.execute("UPDATE reflection_marks SET kept_turn = %s "
+                           "WHERE namespace = %s AND team = %s AND session_id = %s",
+                           (new, key.home, key.team, key.session_id))
+        return True
+
     def enqueue_vector(self, entry: Entry, op: str) -> None:
         """The vector of an entry deleted in this transaction is already gone (`entry_vectors`
         rows go with their entry), so its deletion is not queued, and what was queued for it is

@@ -242,6 +242,12 @@ def _m014_domains(conn: psycopg.Connection) -> None:
                  "'session_summary', 'agent_eval', 'code_context'))")
 
 
+def _m017_kept_marks(conn: psycopg.Connection) -> None:
+    # How far a session's turns were carried into long-term memory (distilled and summarised,
+    # core/sessions/keeping.py): a turn past this number is never pruned.
+    conn.execute("ALTER TABLE reflection_marks ADD COLUMN kept_turn BIGINT NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_audit", _m002_audit),
@@ -259,6 +265,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("014_domains", _m014_domains),
     ("015_read_lists", postgres_015_read_lists),  # read lists (storage/read_lists.py)
     ("016_key_slots", postgres_016_key_slots),  # a read-listed entry's key is its owner's (storage/key_slots.py)
+    ("017_kept_marks", _m017_kept_marks),
 )
 
 

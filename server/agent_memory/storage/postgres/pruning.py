@@ -10,3 +10,4 @@ from agent_memory.storage.postgres.entries import PostgresEntryRepository
 
 class PostgresPruneStore(PostgresEntryRepository, PruneFrame):
     dialect = POSTGRES
+    kept = "k.kept_turn >= COALESCE(entries.turn_seq, 0)"

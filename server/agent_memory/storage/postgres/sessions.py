@@ -17,4 +17,5 @@ class PostgresSessionStore(PostgresEntryRepository, SessionFrame):
     # Every turn has a number (the trigger gives one to each); COALESCE only guards the type.
     columns = SessionColumns(
         position="COALESCE(turn_seq, 0)", after="turn_seq > %s", after_params=1, order="created_at, seq",
-        mark="last_turn", unreflected="MAX(e.turn_seq) > COALESCE(MAX(m.last_turn), 0)", newest="MAX(e.seq)")
+        mark="last_turn", kept="kept_turn",
+        unreflected="MAX(e.turn_seq) > COALESCE(MAX(m.last_turn), 0)", newest="MAX(e.seq)")

@@ -48,6 +48,18 @@ class SqliteWriteTransaction(WriteFrame):
             (key.home, key.team, key.session_id, new, at))
         return True
 
+    def move_kept_mark(self, key: SessionKey, expected: int, new: int) -> bool:
+        row = self._conn.execute(
+            "SELECT kept_rowid FROM reflection_marks WHERE namespace = ? AND team = ? AND session_id = ?",
+            (key.home, key.team, key.session_id)).fetchone()
+        if (row[0] if row else 0) != expected:
+            return False
+        self._conn.execute(
+            "INSERT INTO reflection_marks (namespace, team, session_id, last_rowid, reflected_at, kept_rowid) "
+            "VALUES (?, ?, ?, 0, '', ?) ON CONFLICT (namespace, team, session_id) DO UPDATE SET "
+            "kept_rowid = excluded.kept_rowid", (key.home, key.team, key.session_id, new))
+        return True
+
     def enqueue_vector(self, entry: Entry, op: str) -> None:
         """A deletion goes to the front of the queue (a sequence number below every queued row):
         it needs no embedding, and a privacy erase must not wait behind a backlog of entries to

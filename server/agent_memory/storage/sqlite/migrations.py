@@ -237,6 +237,12 @@ def _m017_domains(conn: sqlite3.Connection) -> None:
                  "'session_summary', 'agent_eval', 'code_context'))")
 
 
+def _m020_kept_marks(conn: sqlite3.Connection) -> None:
+    # How far a session's turns were carried into long-term memory (distilled and summarised,
+    # core/sessions/keeping.py): a turn past this position is never pruned.
+    conn.execute("ALTER TABLE reflection_marks ADD COLUMN kept_rowid INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("001_entries", _m001_entries),
     ("002_fts", _m002_fts),
@@ -257,6 +263,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("017_domains", _m017_domains),
     ("018_read_lists", sqlite_018_read_lists),  # read lists (storage/read_lists.py)
     ("019_key_slots", sqlite_019_key_slots),  # a read-listed entry's key is its owner's (storage/key_slots.py)
+    ("020_kept_marks", _m020_kept_marks),
 )
 
 

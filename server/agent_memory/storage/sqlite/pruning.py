@@ -10,3 +10,4 @@ from agent_memory.storage.sqlite.entries import SqliteEntryRepository
 
 class SqlitePruneStore(SqliteEntryRepository, PruneFrame):
     dialect = SQLITE
+    kept = "k.kept_rowid >= entries.rowid"

@@ -15,6 +15,7 @@ class SqliteSessionStore(SqliteEntryRepository, SessionFrame):
     columns = SessionColumns(
         position="rowid", after="(rowid > ? OR updated_at > ?)", after_params=2, order="created_at, rowid",
         mark="last_rowid",
+        kept="kept_rowid",
         unreflected=("MAX(e.rowid) > COALESCE(MAX(m.last_rowid), 0) "
                      "OR MAX(e.updated_at) > COALESCE(MAX(m.reflected_at), '')"),
         newest="MAX(e.rowid)")
