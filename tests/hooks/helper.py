@@ -35,9 +35,9 @@ class HookRunner:
                               input=data if isinstance(data, str) else data.decode("utf-8", "replace"),
                               capture_output=True, text=True, timeout=timeout, env={**self.env, **(env or {})})
 
-    def context(self, event: dict[str, Any]) -> str:
+    def context(self, event: dict[str, Any], env: dict[str, str] | None = None) -> str:
         """The additionalContext a recall event printed ("" for none); asserts the host contract."""
-        done = self.run(event)
+        done = self.run(event, env=env)
         assert done.returncode == 0, done.stderr
         if not done.stdout:
             return ""

@@ -73,25 +73,36 @@ async def test_capture_logs_new_turns_once_and_reflection_lands_in_the_project(
         + json.dumps({"type": "user", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "content": "passed " * 400}]},
             "timestamp": "2026-11-25T10:00:03.000Z"}) + "\n"
-        + transcript_line("user", "A subagent line that must be skipped.", n=4, isSidechain=True))
+        + transcript_line("user", "A subagent line that must be skipped.", n=4, isSidechain=True)
+        # Noise is not kept (issue 37, item 4): acknowledgements, filler, a tool's ordinary output;
+        # a failed tool keeps the line that says what went wrong.
+        + transcript_line("user", "thanks!", n=6) + transcript_line("assistant", "Sure, I can help with that.", n=7)
+        + json.dumps({"type": "assistant", "message": {"id": "m8", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "npm run build"}}]},
+            "timestamp": "2026-11-25T10:00:08.000Z"}) + "\n"
+        + json.dumps({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "is_error": True,
+             "content": "> shop@1.0.0 build\n> tsc -p .\nsrc/cart.ts(14,3): error TS2322: Type 'string' is not "
+                        "assignable to type 'number'."}]}, "timestamp": "2026-11-25T10:00:09.000Z"}) + "\n")
     stop = _event("Stop", project, transcript)
     done = hooks.run(stop)
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
     assert hooks.run(stop).returncode == 0  # nothing new: nothing logged twice
     turns = await _items(_settings(tmp_path), HOME, session_id="sess-1", layer="session")
     contents = sorted(t["content"] for t in turns)
-    assert len(turns) == 4, contents
+    assert len(turns) == 5, contents
     assert {t["namespace"] for t in turns} == {HOME}
-    stubs = [t for t in turns if "role:tool" in t["tags"]]
-    assert len(stubs) == 2 and all(len(t["content"]) < 200 for t in stubs)
-    assert not any("subagent" in c for c in contents)
+    stubs = sorted(t["content"] for t in turns if "role:tool" in t["tags"])
+    assert stubs[0] == "called Bash: npm run build" and stubs[1].startswith("called Bash: pytest -q xxx")
+    assert stubs[2].startswith("result: error src/cart.ts(14,3): error TS2322")
+    assert not any("subagent" in c or "passed" in c or "thanks" in c or "Sure" in c for c in contents)
     # More turns later: only those are logged; SessionEnd reflects them into long-term memory.
     with transcript.open("a") as out:
         out.write(transcript_line("user", "We decided to deploy the shop API only on Tuesdays.", n=5))
     done = hooks.run(_event("SessionEnd", project, transcript, reason="exit"))
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
     turns = await _items(_settings(tmp_path), HOME, session_id="sess-1", layer="session")
-    assert len(turns) == 5
+    assert len(turns) == 6
     facts = await _items(_settings(tmp_path), HOME, layer="long_term")
     assert any("pytest" in f["content"] for f in facts), facts
     assert await _items(_settings(tmp_path), "dev", layer="long_term") == []  # not in the agent's root
@@ -266,7 +277,8 @@ async def test_a_gemini_cli_turn_the_helper_cannot_take_in_time_is_queued_not_lo
         if turns:
             break
         time.sleep(0.1)
-    assert sorted(t["content"] for t in turns) == ["Noted.", "The staging database is db-07 on port 6543."]
+    # The model's "Noted." is noise, not kept (issue 37, item 4).
+    assert [t["content"] for t in turns] == ["The staging database is db-07 on port 6543."]
 
 
 async def test_a_prompt_does_not_get_its_own_sessions_turns_back(hooks: HookRunner, project: Path,
@@ -357,3 +369,24 @@ def test_the_helper_survives_what_any_local_client_sends(hooks: HookRunner, proj
             out.write(transcript_line("user", "The weekly job starts on Sundays.", n=2))
         done = hooks.run(_event("Stop", project, transcript))
     assert (done.returncode, done.stderr) == (0, "")
+
+
+async def test_session_start_gives_the_latest_summary_and_the_facts_worth_most(
+        hooks: HookRunner, project: Path, tmp_path: Path) -> None:
+    """Issue 37, item 5: the latest session summary (here a kept session's digest) and, among many
+    facts, first the one confirmed (high confidence), not the newest said once."""
+    async with Client(create_server(_settings(tmp_path))) as client:
+        dev = Agent(client, identity("dev"))
+        await dev.create("The staging database is db-07 on port 6543.", namespace=HOME, layer="long_term",
+                         item={"confidence": 0.95})
+        for n in range(12):
+            await dev.create(f"Said once: the build step {n} takes about {n + 2} minutes.", namespace=HOME,
+                             layer="long_term", item={"confidence": 0.4})
+        await dev.create("Turns 1-4 (2026-11-27):\nuser: We moved the queue to Redis streams.", namespace=HOME,
+                         layer="long_term", item={"domain": "session_summary"})
+    start = hooks.context(_event("SessionStart", project, session="sess-9", source="startup"),
+                          env={"MEMORY_HOOK_START_CHARS": "700"})
+    lines = [line for line in start.splitlines() if line.startswith("- [")]
+    assert "Redis streams" in lines[0]  # the latest summary first, then the most useful fact
+    assert "db-07 on port 6543" in lines[1]
+    assert len(lines) < 14  # the budget holds: not every fact fits

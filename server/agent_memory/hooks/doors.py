@@ -168,6 +168,8 @@ class RemoteDoor:
             wanted["layer"] = filters.layer.value
         if filters.tags:
             wanted["tags"] = list(filters.tags)
+        if filters.domain is not None:
+            wanted["domain"] = filters.domain.value
         data = await self._tool("memory_crud", {"action": "list", "scope": scope.value, "namespace": namespace,
                                                 "filters": wanted, "limit": limit})
         entries = []

@@ -21,15 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.application.sessions import LogTurns, Reflect
+from agent_memory.core.model.clock import utc_now
 from agent_memory.core.model.errors import DomainError
-from agent_memory.core.model.models import Caller, Domain, Entry, Layer, ListFilters, Scope
-from agent_memory.core.model.statements import COMPACTION_TAG, Turn as LoggedTurn
+from agent_memory.core.model.models import Caller, Domain
+from agent_memory.core.model.statements import Turn as LoggedTurn
 from agent_memory.core.model.text import check_text
-from agent_memory.core.recall.context import render_block
 from agent_memory.core.recall.retrieval import RetrievalRequest
+from agent_memory.core.sessions.noise import is_noise
 from agent_memory.hooks.doors import Door, Refused, Unreachable
 from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, transcript_format
 from agent_memory.hooks.rollout import parse_rollout
+from agent_memory.hooks.session_start import start_block
 from agent_memory.hooks.state import Offsets, Pending
 from agent_memory.hooks.transcript import Turn, parse_lines, read_new
 from agent_memory.projects import Project, host_directory
@@ -39,7 +41,6 @@ LOG_BATCH = 100  # turns logged a call, as memory_reflect log takes them
 READ_BYTES = 4_000_000  # transcript bytes read at once (fewer when they hold more than LOG_BATCH turns)
 MIN_READ_BYTES = 4096
 MAX_QUERY_CHARS = 4000
-START_ENTRY_CHARS = 300
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 
 
@@ -167,29 +168,7 @@ class HookEvents:
             raise HookError(str(exc)) from None
 
     async def _start(self, caller: Caller) -> str:
-        """The project's rules (its own, then agent- and team-wide ones), its facts and its latest
-        summary; a project's older namespace counts as the project."""
-        rules, facts = ListFilters(layer=Layer.META), ListFilters(layer=Layer.LONG_TERM)
-        summaries = ListFilters(layer=Layer.SESSION, tags=(COMPACTION_TAG,))
-        agent, team = caller.agent_id, caller.team
-        projects = [p for p in (caller.project, caller.project_legacy) if p]
-        wanted = [*((Scope.AGENT, f"{agent}/{p}", rules, 10) for p in projects),
-                  *((Scope.TEAM, f"{team}/{p}", rules, 10) for p in projects),
-                  (Scope.AGENT, agent, rules, 10), (Scope.TEAM, team, rules, 10),
-                  *((Scope.AGENT, f"{agent}/{p}", facts, 10) for p in projects),
-                  *((Scope.TEAM, f"{team}/{p}", facts, 5) for p in projects),
-                  *((Scope.AGENT, f"{agent}/{p}", summaries, 1) for p in projects)]
-        entries: list[Entry] = []
-        for scope, namespace, filters, limit in wanted:
-            try:
-                found = await self._door.listed(caller, scope, namespace, filters, limit)
-            except Refused:  # e.g. a team the identity cannot read: the rest still helps
-                continue
-            entries += [e for e in found if not e.superseded_by]
-        if not entries:
-            return ""
-        context, _, _ = render_block(entries, self._s.start_chars, START_ENTRY_CHARS)
-        return context
+        return await start_block(self._door, caller, self._s.start_chars, utc_now())
 
     async def _logged(self, caller: Caller, path: str, session: str,
                       parse: Callable[[list[bytes]], list[Turn]]) -> None:
@@ -218,7 +197,7 @@ class HookEvents:
 
     async def _log(self, caller: Caller, session: str, turns: list[Turn]) -> None:
         logged = [LoggedTurn(role=t.role, content=t.content, name=_name(t.name) if t.name else None, at=t.at)
-                  for t in turns if t.content.strip()]
+                  for t in turns if t.content.strip() and not is_noise(t.role, t.content)]
         for start in range(0, len(logged), LOG_BATCH):
             request = LogTurns(session, logged[start:start + LOG_BATCH], caller.home, Domain.CODE_CONTEXT)
             try:

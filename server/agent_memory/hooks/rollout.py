@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from agent_memory.hooks.transcript import TOOL_RESULT_CHARS, Turn, short, text_of, tool_input
+from agent_memory.hooks.transcript import TOOL_RESULT_CHARS, Turn, error_text, short, text_of, tool_input
 
 # User text Codex writes itself: the environment, AGENTS.md and other instructions, shell echoes.
 _SCAFFOLD_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
@@ -125,12 +125,13 @@ def _output(output: object) -> str:
     elif isinstance(output, dict):  # an older shape: {"content": ..., "success": false}
         failed = output.get("success") is False
         body = output.get("content")
-        text = short(body, TOOL_RESULT_CHARS) if isinstance(body, str) else ""
+        text = short(error_text(body) if failed else body, TOOL_RESULT_CHARS) if isinstance(body, str) else ""
         return f"result: {'error ' if failed else ''}{text}".strip() if text else "result: (empty)"
     if not isinstance(output, str):
         return "result: (empty)"
     header = _OUTPUT_HEADER.match(output)
     failed = bool(header and header.group(1) not in (None, "0"))
-    text = short(output[header.end():] if header else output, TOOL_RESULT_CHARS)
+    body = output[header.end():] if header else output
+    text = short(error_text(body) if failed else body, TOOL_RESULT_CHARS)
     prefix = "result: error" if failed else "result:"
     return f"{prefix} {text}" if text else f"{prefix} (empty)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ _REDACT_FIRST = 1 << 16  # characters of a tool's input or result redacted befor
 # notebooks, Glob/Grep, web search and fetch, Task); otherwise the input as compact JSON.
 _INPUT_KEYS = ("command", "cmd", "file_path", "notebook_path", "path", "pattern", "query", "url", "description",
                "prompt")
+_ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found|"
+                         r"no such file|cannot|could not|refused|timed out)\b", re.IGNORECASE)
 # User text the host wrote, not the user: slash-command and shell echoes, reminders, hook output.
 _ECHO_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
                   "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
@@ -201,6 +204,14 @@ def _tool_result(block: dict) -> str:
         parts = [part.get("text") if part.get("type") == "text" else f"[{part.get('type')}]"
                  for part in content if isinstance(part, dict)]
         content = " ".join(p for p in parts if isinstance(p, str))
-    text = short(content, TOOL_RESULT_CHARS) if isinstance(content, str) else ""
-    prefix = "result: error" if block.get("is_error") is True else "result:"
+    failed = block.get("is_error") is True
+    text = short(error_text(content) if failed else content, TOOL_RESULT_CHARS) if isinstance(content, str) else ""
+    prefix = "result: error" if failed else "result:"
     return f"{prefix} {text}" if text else f"{prefix} (empty)"
+
+
+def error_text(text: str) -> str:
+    """A failed tool's output from the line that says what went wrong (the first line naming an
+    error, an exception, a failure), else the whole output: a developer searches for the error."""
+    at = _ERROR_LINE.search(text)
+    return text[text.rfind("\n", 0, at.start()) + 1:] if at else text

@@ -17,24 +17,12 @@ import re
 from collections.abc import Sequence
 
 from agent_memory.core.model.statements import Turn
-from agent_memory.core.sessions.extract import is_smalltalk, sentences
+from agent_memory.core.sessions.extract import sentences
+from agent_memory.core.sessions.noise import says_something
 from agent_memory.core.sessions.summary import chunk, header
 
 TOOL_LINE = 200  # a tool turn keeps its first line, this long at most
-_DETAIL = re.compile(r"\d|[/\\._:@#-]\w")  # a number, a path, a host, a version, an identifier
 _SPEAKER = re.compile(r"^[A-Z][\w .'-]{0,39}: ")
-_FILLER = re.compile(r"^(noted|got it|sure|of course|certainly|understood|will do|sounds good|great question|"
-                     r"happy to help|i can help( you)? with that|let me (take a look|check|look)|thanks|thank you)\b"
-                     r"[^.!?]{0,40}[.!?]?$", re.IGNORECASE)
-
-
-def worth_keeping(sentence: str) -> bool:
-    """A sentence someone could later look for: not small talk or an assistant's filler, unless it
-    holds a detail (a number, a path, a host, an identifier)."""
-    text = sentence.strip()
-    if _DETAIL.search(text):
-        return True
-    return not (is_smalltalk(text) or _FILLER.match(text))
 
 
 def turn_line(turn: Turn) -> str | None:
@@ -48,7 +36,7 @@ def turn_line(turn: Turn) -> str | None:
         return None
     if turn.role == "tool":
         return label + body.strip().splitlines()[0][:TOOL_LINE]
-    kept = [s for s in sentences(body) if worth_keeping(s)]
+    kept = [s for s in sentences(body) if says_something(s)]
     return label + " ".join(kept) if kept else None
 
 
