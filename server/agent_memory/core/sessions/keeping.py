@@ -32,7 +32,6 @@ from agent_memory.core.sessions.reflection import ReflectionService
 from agent_memory.core.sessions.turns import session_key, turn_of
 
 DIGEST_TAG = "session-digest"
-KEEP_BATCH = 50  # sessions kept in one pass; the rest keep their turns until the next
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +51,9 @@ class SessionKeeper:
         self._on_failure = on_failure
 
     async def keep(self, refs: Iterable[SessionRef]) -> int:
-        """Keep each session (at most KEEP_BATCH); returns how many are kept now."""
+        """Keep each session; returns how many are kept now."""
         kept = 0
-        for ref in list(dict.fromkeys(refs))[:KEEP_BATCH]:
+        for ref in dict.fromkeys(refs):
             try:
                 await self.keep_one(ref)
                 kept += 1
