@@ -101,3 +101,30 @@ async def test_erase_asks_first_and_removes_vectors_through_the_owning_server(tm
     # With no server running, erase removes the vectors itself.
     alone = run(env, "erase", "--scope", "team", "--namespace", "ops", "--yes")
     assert alone.returncode == 0 and "erased 1 entries" in alone.stderr and "vectors removed" in alone.stderr
+
+
+async def test_prune_keeps_a_session_in_long_term_memory_before_its_turns_go(tmp_path: Path) -> None:
+    """Issue 37, item 1, as an operator runs it: the turns past their retention go only after the
+    session is distilled and digested; the dry run says so first."""
+    env = server_env(tmp_path / "data", MEMORY_VECTOR_BACKEND="none", MEMORY_PRUNE_INTERVAL_SECONDS="0",
+                     MEMORY_RATE_LIMIT_PER_SECOND="0")
+    async with Client(StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env),
+                      read_timeout_seconds=60) as client:
+        logged = await client.call_tool("memory_reflect", {"action": "log", "session_id": "s-1", "turns": [
+            {"role": "user", "content": "Our staging database is db-07 on port 6543."},
+            {"role": "assistant", "content": "Noted."}]})
+        assert not logged.is_error, logged.structured_content
+    await anyio.sleep(1.2)
+    expiring = dict(env, MEMORY_RETENTION_SESSION_DAYS=str(1 / 86_400))
+    dry = run(expiring, "prune", "--dry-run")
+    assert dry.returncode == 0 and "would delete 2 entries (2 retention); 1 sessions would be kept" in dry.stderr
+    done = run(expiring, "prune")
+    assert done.returncode == 0 and "deleted 2 entries (2 retention)" in done.stderr, done.stderr
+    async with Client(StdioServerParameters(command=agent_memory_command(), args=["serve"], env=env),
+                      read_timeout_seconds=60) as client:
+        listed = await client.call_tool("memory_crud", {"action": "list", "limit": 100})
+    items = listed.structured_content["items"]
+    assert {i["layer"] for i in items} == {"long_term"}  # the digest, and what reflection distilled
+    digests = [i for i in items if "session-digest" in i["tags"]]
+    assert len(digests) == 1 and digests[0]["content"].endswith("user: Our staging database is db-07 on port 6543.")
+    assert "Noted" not in digests[0]["content"]
