@@ -2,16 +2,18 @@
 (the stand-in endpoint of tests/chat_standin.py, reached by the hook helper over TCP), what a
 hostile answer says stays quoted data at the next session start, and a model that fails leaves the
 extractive engine's facts and a warning `agent-memory warnings` lists, without the key or the
-session's text."""
+session's text; a model slower than the host's hook time never makes the hook late."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -131,3 +133,27 @@ async def test_a_failing_model_leaves_the_extractive_facts_and_a_warning_without
     assert KEY not in listed.stdout and "pytest" not in listed.stdout
     assert "hook failures" not in listed.stdout  # the hook itself did its work
 
+
+async def test_a_slow_model_does_not_hold_up_the_hook_and_its_facts_land_afterwards(
+        sqlite_hooks: HookRunner, standin: ChatStandIn, project: Path, tmp_path: Path) -> None:
+    """A local model may think longer than the host waits for SessionEnd: the hook is answered in
+    time, with nothing to report, and the reflection finishes in the hook helper afterwards."""
+    hooks = sqlite_hooks
+    transcript = tmp_path / "sess-1.jsonl"
+    transcript.write_text(transcript_line("user", "The shop API runs on Postgres 16.", n=1))
+    assert hooks.run(_event("Stop", project, transcript)).returncode == 0  # the helper is up, the turn logged
+    # the model answers after 8 s, the hook may take 4 (room for a loaded machine's slow starts)
+    standin.answer(Answer(delay=8, body=completion({"facts": ["The shop API runs on PostgreSQL 16."]}).body))
+    started = time.monotonic()
+    done = hooks.run(_event("SessionEnd", project, transcript, reason="exit"), env={"MEMORY_HOOK_TIME_LIMIT": "4"})
+    took = time.monotonic() - started
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "") and took < 7, (took, done.stderr)
+    assert await _facts(_settings(tmp_path, {})) == []  # still thinking
+    settings = _settings(tmp_path, {})
+    with anyio.fail_after(30):
+        while not (facts := await _facts(settings)):
+            await anyio.sleep(0.2)
+    assert [f["content"] for f in facts] == ["The shop API runs on PostgreSQL 16."]
+    listed = subprocess.run([sys.executable, "-m", "agent_memory", "warnings"], capture_output=True, text=True,
+                            timeout=60, env=hooks.env)
+    assert (listed.returncode, listed.stdout.split(":")[0]) == (0, "warnings"), listed.stdout  # none: no failure
