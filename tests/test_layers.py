@@ -39,7 +39,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("agent_memory.contracts",),  # the wire contracts and their mapping to typed requests
     ("agent_memory.application",),  # the use cases: the one door into the services
     ("agent_memory.logging",),
-    ("agent_memory.storage",),  # adapters of the core's ports: SQLite, PostgreSQL, Chroma, the model
+    # adapters of the core's ports: SQLite, PostgreSQL, Chroma, the embedding model; models that distil
+    ("agent_memory.storage", "agent_memory.distillers"),
     ("agent_memory.config",),
     ("agent_memory.settings",),
     ("agent_memory.setting_values",),

@@ -35,7 +35,7 @@ from agent_memory.core.model.cursor import CursorCodec
 from agent_memory.core.model.metrics import Metrics
 from agent_memory.core.model.models import Caller, Layer
 from agent_memory.core.model.rules import Limits
-from agent_memory.core.ports import EntryRepository, Keeper, OperatorStore, SessionStore
+from agent_memory.core.ports import Distiller, EntryRepository, Keeper, OperatorStore, SessionStore
 from agent_memory.core.ports.failures import FailureReader
 from agent_memory.core.recall.budget import shares_of
 from agent_memory.core.recall.ranking import RankWeights
@@ -43,6 +43,7 @@ from agent_memory.core.recall.retrieval import RetrievalDefaults, RetrievalServi
 from agent_memory.core.sessions.keeping import KeepLimits, SessionKeeper
 from agent_memory.core.sessions.reflection import ReflectionService
 from agent_memory.core.sessions.turns import SessionLimits, SessionService
+from agent_memory.distillers.chat_model import ChatModel, ChatModelDistiller
 from agent_memory.storage.audit_buffer import BufferedAuditLog
 from agent_memory.storage.failures import FAILURES
 from agent_memory.stores import RecordStore, Vectors, open_store
@@ -105,14 +106,16 @@ class Records:
         return Tokens(self.store.tokens, secret)
 
     def pruner(self, clock: Callable[[], datetime] = utc_now) -> PruneService:
-        """The pruner with its keeper: a session's turns are distilled and digested (as their
-        owner, consolidating by wording: no model is loaded here) before they are pruned."""
+        """The pruner with its keeper: a session's turns are distilled (by the local model when one
+        is set) and digested, as their owner, before they are pruned (consolidation by wording:
+        no embedding model is loaded here)."""
         store = self.store.sessions()
         # Only a refused authorization is audited here, and the keeper acts as each session's
         # owner in its own namespace: this log is never written to.
         sessions = SessionService(store, self.store.audit_log(), session_limits(self.settings), clock, self.redactor)
         reflection = ReflectionService(store, sessions, Limits(max_content_chars=self.settings.max_content_chars),
-                                       clock, max_items=self.settings.reflection_max_items, redactor=self.redactor)
+                                       clock, max_items=self.settings.reflection_max_items, redactor=self.redactor,
+                                       model=local_model(self.settings))
         return pruning_service(self.settings, self.store, clock=clock,
                                keeper=session_keeper(self.settings, store, reflection, clock))
 
@@ -137,6 +140,15 @@ def redaction(settings: Settings) -> Redactor:
     `Redactor` made, handed to every write path (crud, session log, reflection, import), none of
     which has a default of its own to fall back on."""
     return Redactor(settings.redact_secrets)
+
+
+def local_model(settings: Settings) -> Distiller | None:
+    """The local model reflection asks after the client's (`distill_url`), or None: opt-in, and
+    nothing is sent anywhere unless it is set."""
+    if not settings.distill_url:
+        return None
+    return ChatModelDistiller(ChatModel(settings.distill_url, settings.distill_model, settings.distill_key,
+                                        settings.distill_timeout_seconds, settings.distill_transcript_chars))
 
 
 def store_failures() -> FailureReader:
@@ -238,7 +250,7 @@ async def open_app(settings: Settings, *, defer_vectors: bool = False) -> AsyncI
             session_store, sessions, limits, utc_now, max_items=settings.reflection_max_items,
             on_failure=lambda session_id, code: log.warning("background_reflection_failed", session_id=session_id,
                                                             code=code),
-            meaning=store.meaning(vectors) if vectors else None, redactor=redactor)
+            meaning=store.meaning(vectors) if vectors else None, redactor=redactor, model=local_model(settings))
         retrieval = RetrievalService(
             store.retrieval_store(), vectors, audit,
             RetrievalSettings(candidate_depth=settings.retrieval_candidate_depth, weights=rank_weights(settings),

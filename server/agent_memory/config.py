@@ -14,7 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from agent_memory.setting_values import ENV_PREFIX, ConfigError, env_name
+from agent_memory.setting_values import ENV_PREFIX, ConfigError, env_name, private_file_text
 from agent_memory.settings import Settings
 
 __all__ = ["ConfigError", "Settings", "env_name", "flag_name", "flag_settings", "load_settings", "setting_help",
@@ -79,7 +79,15 @@ def load_settings(
         except ValueError as exc:
             got = "" if not spec.repr else f"; got {value!r}"  # a secret's value is never shown
             raise ConfigError(f"invalid setting {name} ({origin}): {exc}{got}") from None
+    if values.get("distill_url") and values.get("distill_key_file"):
+        try:  # the key, read once here: only a file its owner alone may read
+            values["distill_key"] = private_file_text(str(values["distill_key_file"]))
+        except ValueError as exc:
+            raise ConfigError(f"invalid setting distill_key_file ({raw['distill_key_file'][1]}): {exc}") from None
     settings = Settings(**values)  # type: ignore[arg-type]
+    if settings.distill_url and not settings.distill_model:
+        raise ConfigError(f"distill_url needs distill_model ({env_name('distill_model')}), the name of the model "
+                          "the endpoint serves")
     if settings.backend == "postgres" and not settings.postgres_url:
         raise ConfigError(f"backend postgres needs postgres_url ({env_name('postgres_url')}), a postgresql:// URL")
     settings.launch_caller({name: origin for name, (_, origin) in raw.items()})

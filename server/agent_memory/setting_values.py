@@ -4,8 +4,11 @@ and variable name a bad value is reported with."""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "MEMORY_"
@@ -92,6 +95,44 @@ def http_url(value: object) -> str:
     if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/") or any(c.isspace() for c in url):
         raise ValueError("must be an http:// or https:// URL with a host, e.g. http://memory.internal:8765/mcp")
     return url
+
+
+def model_url(value: object) -> str:
+    """Empty, or an http(s) URL with a host and no credentials (a model's API; its key is a
+    setting of its own, never part of a URL that may be shown)."""
+    url = str(value).strip()
+    if not url:
+        return ""
+    scheme, _, rest = url.partition("://")
+    authority = rest.split("/", 1)[0]
+    if scheme.lower() not in ("http", "https") or not authority or any(c.isspace() for c in url):
+        raise ValueError("must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434/v1")
+    if "@" in authority:
+        raise ValueError("must not hold a user or password: put the key in distill_key_file or MEMORY_DISTILL_KEY")
+    return url
+
+
+def private_file_text(path: str) -> str:
+    """The one line of text in a file only its owner may read or write (a key).
+
+    Raises:
+        ValueError: saying why the file is not usable."""
+    path = os.path.expanduser(path)
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"the file {path} cannot be read ({exc.strerror or 'no such file'})") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise ValueError(f"the file {path} is not a regular file")
+    if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ValueError(f"the file {path} may be read by others: chmod 600 {path}")
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        raise ValueError(f"the file {path} cannot be read as text") from None
+    if not text or any(c.isspace() for c in text):
+        raise ValueError(f"the file {path} does not hold one key")
+    return text
 
 
 def setting(default: Any, parse: Callable[[object], Any], help: str, *, flag: bool = True,

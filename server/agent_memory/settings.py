@@ -24,6 +24,7 @@ from agent_memory.setting_values import (
     float_between as _float_between,
     http_url as _http_url,
     int_between as _int_between,
+    model_url as _model_url,
     postgres_url as _postgres_url,
     setting as _setting,
     text as _text,
@@ -156,6 +157,20 @@ class Settings:
                                      "characters")
     digest_chunk_turns: int = _setting(6, _int_between(1, 10_000),
                                        "Keeping a session: most turns one digest entry covers")
+    distill_url: str = _setting("", _model_url, "Local model: base URL of an OpenAI-compatible chat endpoint "
+                                "(Ollama's http://127.0.0.1:11434/v1, llama.cpp's server, vLLM) that reflection asks "
+                                "to distil sessions when the client offers no sampling; empty: none, nothing is sent",
+                                secret=True)  # never echoed in an error: a URL may hold what it should not
+    distill_model: str = _setting("", _text, "Local model: the name of the model the endpoint serves (needed with "
+                                  "distill_url)")
+    distill_key_file: str = _setting("", _text, "Local model: a file holding its API key, only its owner may read it "
+                                     "(empty: $MEMORY_DISTILL_KEY, else no key is sent)")
+    distill_key: str = _setting("", _text, "Local model: its API key, sent as a bearer token. Environment or file "
+                                "only, never a flag (distill_key_file wins)", flag=False, secret=True)
+    distill_timeout_seconds: float = _setting(60.0, _float_between(0.1, 3600), "Local model: seconds it may take to "
+                                              "answer before reflection falls back to the extractive engine")
+    distill_transcript_chars: int = _setting(12_000, _int_between(500, 1_000_000), "Local model: most characters "
+                                             "of a session it is sent (the most recent part)")
     max_entries_per_namespace: int = _setting(10_000, _int_between(1, 100_000_000),
                                               "Pruning: entries a namespace may hold; past it compacted turns go "
                                               "first, then lowest priority and oldest")

@@ -37,15 +37,18 @@ class MemoryReflectArgs(StrictModel):
     keep_recent: int | None = Field(None, ge=0, le=10_000,
                                     description="compact: most recent turns left intact (default 10).")
     use_sampling: bool = Field(True, description="reflect: ask your client's model (MCP sampling) when it "
-                                                 "offers it; false uses the extractive engine.")
+                                                 "offers it; false skips it (then the server's own model, "
+                                                 "if it has one, else the extractive engine).")
 
 
 class MemoryReflectResult(BaseModel):
     items: list[MemoryRecord] = Field(default_factory=list, json_schema_extra=_records_schema)
     errors: list[ErrorInfo] = Field(default_factory=list)
-    engine: Literal["supplied", "sampling", "extractive"] | None = Field(
-        None, description="reflect: which engine distilled the facts (null: nothing new to reflect).")
-    fallback_reason: str | None = Field(None, description="reflect: why sampling was not used, if it was tried.")
+    engine: Literal["supplied", "sampling", "model", "extractive"] | None = Field(
+        None, description="reflect: which engine distilled the facts: supplied (yours), sampling (your client's "
+                          "model), model (the server's local model), extractive (null: nothing new to reflect).")
+    fallback_reason: str | None = Field(None, description="reflect: why a model tried first (sampling, the "
+                                                          "server's local model) was not used, if one was tried.")
     turns_processed: int = Field(0, description="log: turns stored; reflect: new turns distilled.")
     truncated: list[int] = Field(default_factory=list, description="log: indexes of turns cut to the length cap.")
     compacted: int = Field(0, description="Turns folded into a summary by this call.")

@@ -260,11 +260,13 @@ def main(args: list[str]) -> int:
             raise HookFailed("the event on stdin is not a JSON object", shown=False)
         name = str(event.get("hook_event_name") or "")
         env = {k: os.environ[k] for k in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR") if k in os.environ}
-        request = json.dumps({"v": PROTOCOL, "host": host, "event": event, "env": env,
-                              "cwd": os.getcwd()}).encode()
         config, settings = _flags(args[1:])
         os.environ.update(settings)  # the helper's key and the helper's own settings
-        answer = deliver(request, host, name, config, started + _limit(host, name))
+        deadline = started + _limit(host, name)
+        # the deadline on the wall clock too: the helper answers before it (work that takes longer goes on)
+        request = json.dumps({"v": PROTOCOL, "host": host, "event": event, "env": env, "cwd": os.getcwd(),
+                              "deadline": time.time() + deadline - time.monotonic()}).encode()
+        answer = deliver(request, host, name, config, deadline)
         out = answer.get("stdout")
         if isinstance(out, str) and out:
             sys.stdout.write(out)

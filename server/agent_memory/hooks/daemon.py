@@ -34,6 +34,7 @@ from agent_memory.core.model.rules import Limits
 from agent_memory.hooks.doors import Door, LocalDoor, Refused, RemoteDoor, Unreachable, read_token
 from agent_memory.hooks.events import HookError, HookEvents, HookSettings
 from agent_memory.hooks.hosts import event_of
+from agent_memory.hooks.later import deadline_of
 from agent_memory.logging import configure_logging
 
 log = structlog.get_logger("agent_memory.hooks")
@@ -77,7 +78,8 @@ class Helper:
         name = str(event.get("hook_event_name") or "")
         env = request.get("env") if isinstance(request.get("env"), dict) else {}
         try:
-            context, note = await self.events.handle(host, name, event, env, str(request.get("cwd") or ""))
+            context, note = await self.events.handle(host, name, event, env, str(request.get("cwd") or ""),
+                                                     deadline_of(request.get("deadline")))
         except HookError as exc:
             log.warning("hook_refused", hook_event=name, reason=str(exc)[:300])
             return {"stdout": "", "note": str(exc)}
@@ -142,6 +144,7 @@ class Helper:
             except (OSError, ValueError):
                 request = None
             if isinstance(request, dict):
+                request.pop("deadline", None)  # its hook is long gone: nothing to answer in time
                 await self._answer_safely(request)
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -200,6 +203,7 @@ async def serve(settings: Settings, socket_path: Path) -> None:
         os.chmod(socket_path, 0o600)
         log.info("hook_helper_started", socket=str(socket_path), pid=os.getpid())
         async with listener, anyio.create_task_group() as tg:
+            helper.events.later.attach(tg)  # a reflection that outlasts its hook goes on here
             tg.start_soon(listener.serve, helper.serve_one)
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             await helper.run_spooled(socket_path.with_suffix(".spool"))

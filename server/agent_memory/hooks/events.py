@@ -30,6 +30,7 @@ from agent_memory.core.recall.retrieval import RetrievalRequest
 from agent_memory.core.sessions.noise import is_noise
 from agent_memory.hooks.doors import Door, Refused, Unreachable
 from agent_memory.hooks.hosts import REFLECT_ROLES, event_of, transcript_format
+from agent_memory.hooks.later import Later
 from agent_memory.hooks.rollout import parse_rollout
 from agent_memory.hooks.session_start import start_block
 from agent_memory.hooks.state import Offsets, Pending
@@ -66,6 +67,7 @@ class HookEvents:
         """`door`: where the work goes (the embedded store, or a team's server), as `door.caller`."""
         self._s = settings
         self._door = door
+        self.later = Later()  # a reflection that outlasts its hook (the helper attaches its task group)
         self._offsets = Offsets(settings.state_dir)
         self._pending = Pending(settings.state_dir / "pending")
         self._delivering = asyncio.Lock()
@@ -76,11 +78,12 @@ class HookEvents:
         found = self._s.locate(host_directory(env, str(event.get("cwd") or cwd)))
         return dataclasses.replace(self._door.caller, project=found.segment, project_legacy=found.legacy)
 
-    async def handle(self, host: str, name: str, event: dict[str, Any], env: dict[str, str], cwd: str
-                     ) -> tuple[str, str]:
+    async def handle(self, host: str, name: str, event: dict[str, Any], env: dict[str, str], cwd: str,
+                     deadline: float | None = None) -> tuple[str, str]:
         """(context for the host, a note for stderr); either may be empty. What `host`'s event
         `name` does is its role in the host's table (`hosts.py`); an event it does not name does
-        nothing. Capture the server could not take is kept and delivered later (`deliver`)."""
+        nothing. Capture the server could not take is kept and delivered later (`deliver`). A
+        reflection still running near `deadline` (the hook's, epoch seconds) goes on after the answer."""
         spec = event_of(host, name)
         if spec is None:
             return "", ""
@@ -104,7 +107,7 @@ class HookEvents:
             work["path"], work["format"] = event["transcript_path"], transcript_format(host)
         try:
             await self.deliver()  # what was kept goes first: a session's turns stay in order
-            note = await self._capture(work)
+            note = await self._capture(work, deadline)
         except Unreachable as exc:
             self._pending.keep(work)
             return "", f"{exc}: the session's turns are kept and sent once it answers"
@@ -128,7 +131,7 @@ class HookEvents:
                 sent += 1
         return sent
 
-    async def _capture(self, work: dict[str, Any]) -> str:
+    async def _capture(self, work: dict[str, Any], deadline: float | None = None) -> str:
         """Log what `work` names (its turns, or the transcript's new lines), then reflect if asked;
         returns a note for stderr (a refused reflection). Raises Unreachable with nothing lost: the
         transcript's offset moves only past what was logged."""
@@ -140,7 +143,7 @@ class HookEvents:
                                               for r, c, a in work["turns"]])
         elif "path" in work:
             await self._logged(caller, str(work["path"]), session, PARSERS.get(str(work.get("format")), parse_lines))
-        return await self._reflect(caller, session) if work.get("reflect") else ""
+        return await self._reflect(caller, work, deadline) if work.get("reflect") else ""
 
     def _namespaces(self, caller: Caller) -> tuple[str, ...]:
         """Where a prompt's recall looks: the project's own agent and team namespaces (and its older
@@ -188,12 +191,27 @@ class HookEvents:
                 self._offsets.put(key, new_offset)
                 offset, budget = new_offset, READ_BYTES
 
-    async def _reflect(self, caller: Caller, session: str) -> str:
-        try:
-            await self._door.reflect(caller, Reflect(session, namespace=caller.home))
-        except Refused as exc:
-            return str(exc)
-        return ""
+    async def _reflect(self, caller: Caller, work: dict[str, Any], deadline: float | None) -> str:
+        """Reflect the session (with the server's local model, if it has one, which may take its
+        time). Past `deadline` it goes on after the hook is answered (`Later`); a team's server
+        that cannot be reached then keeps the reflection for later (the turns are logged already)."""
+        request = Reflect(str(work["session"]), namespace=caller.home)
+
+        async def reflect() -> str:
+            try:
+                await self._door.reflect(caller, request)
+            except Refused as exc:
+                return str(exc)
+            return ""
+
+        async def reflect_or_keep() -> str:
+            try:
+                return await reflect()
+            except Unreachable as exc:
+                self._pending.keep({k: v for k, v in work.items() if k not in ("turns", "path", "format")})
+                return f"{exc}: the session's reflection is kept and sent once it answers"
+
+        return await (reflect() if deadline is None else self.later.run(reflect_or_keep, deadline))
 
     async def _log(self, caller: Caller, session: str, turns: list[Turn]) -> None:
         logged = [LoggedTurn(role=t.role, content=t.content, name=_name(t.name) if t.name else None, at=t.at)

@@ -83,12 +83,13 @@ a namespace under it such as <agent_id>/<project> to keep a project's sessions a
         listable but leave retrieval.
     reflect: distil the turns since this session's last reflection into facts (layer long_term) and
         rules (layer meta). Pass facts/rules you distilled yourself, or let the server ask your model
-        (MCP sampling, when your client offers it), else it extracts stated preferences, decisions,
-        constraints and instructions itself. A fact you already have (even in other words) is
-        reinforced, not copied; a fact that changes one you have (a new preference, a reversed
-        decision, an updated value) supersedes it: the old one is kept with superseded_by set and
-        leaves retrieval.
+        (MCP sampling, when your client offers it), else its own local model (when one is
+        configured), else it extracts stated preferences, decisions, constraints and instructions
+        itself. A fact you already have (even in other words) is reinforced, not copied; a fact
+        that changes one you have (a new preference, a reversed decision, an updated value)
+        supersedes it: the old one is kept with superseded_by set and leaves retrieval.
 
-Returns items (the entries written or reinforced), engine (supplied, sampling or extractive),
-turns_processed, truncated, compacted, summary_id, updated_ids, superseded_ids, consolidation,
-degraded, redacted (secrets replaced by [REDACTED:<kind>] before storing) and errors."""
+Returns items (the entries written or reinforced), engine (supplied, sampling, model or extractive),
+fallback_reason (why a model tried first was not used), turns_processed, truncated, compacted,
+summary_id, updated_ids, superseded_ids, consolidation, degraded, redacted (secrets replaced by
+[REDACTED:<kind>] before storing) and errors."""

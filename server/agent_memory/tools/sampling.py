@@ -1,12 +1,10 @@
 """The sampling distiller: asks the client's own model (MCP `sampling/createMessage`) to distil
 facts and rules. Only on 2025-11-25 sessions whose client declared the sampling capability and can
-receive a server request now; anything unusable in the answer is `DistillFailed`, and reflection
-falls back to the extractive engine."""
+receive a server request now; anything unusable in the answer (`distillers.answers`) is
+`DistillFailed`, and reflection falls back to the next engine."""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from mcp import types
@@ -14,17 +12,14 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
-from agent_memory.core.model.confidence import SAMPLED
 from agent_memory.core.model.models import Entry
 from agent_memory.core.model.statements import Insight, Turn
-from agent_memory.core.model.text import is_storable
 from agent_memory.core.ports import DistillFailed
+from agent_memory.distillers.answers import parse_distillation, remembered, transcript
 
 LEGACY_VERSION = "2025-11-25"
 TIMEOUT_SECONDS = 60.0
 TRANSCRIPT_CHARS = 24_000
-MAX_FACT_CHARS = 1000
-KNOWN_LISTED = 40  # remembered facts shown to the model, newest first
 
 PROMPT = """Distil the conversation below into durable memory for an AI agent.
 Return only JSON: {"facts": [{"content": str, "confidence": 0..1}], "rules": [{"content": str, "confidence": 0..1}]}
@@ -48,46 +43,6 @@ def sampling_distiller(ctx: Any) -> SamplingDistiller | None:
     return SamplingDistiller(session, ctx.request_id)
 
 
-def _transcript(turns: list[Turn]) -> str:
-    lines = [f"{turn.name or turn.role}: {turn.content}" for turn in turns if turn.role != "tool"]
-    text = "\n".join(lines)
-    return text[-TRANSCRIPT_CHARS:]  # the most recent part when it is long
-
-
-def parse_distillation(text: str, max_items: int, known_ids: set[str] | frozenset[str] = frozenset()
-                       ) -> list[Insight]:
-    """Raises: DistillFailed when the text holds no usable JSON object of facts and rules."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    if match is None:
-        raise DistillFailed("the model's answer held no JSON object")
-    try:
-        data = json.loads(match.group(0))
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the json module goes
-        raise DistillFailed("the model's answer was not valid JSON") from None
-    if not isinstance(data, dict):
-        raise DistillFailed("the model's answer was not a JSON object")
-    out: list[Insight] = []
-    for key, kind in (("facts", "fact"), ("rules", "rule")):
-        items = data.get(key, [])
-        if not isinstance(items, list):
-            raise DistillFailed(f"'{key}' in the model's answer was not a list")
-        for item in items:
-            content, confidence = (item, SAMPLED) if isinstance(item, str) else (
-                (item.get("content"), item.get("confidence", SAMPLED)) if isinstance(item, dict) else (None, None))
-            # the text rule (core/model/text.py): "\u0000" or a lone "\ud800" decodes to text no store holds
-            if not isinstance(content, str) or not content.strip() or len(content) > MAX_FACT_CHARS \
-                    or not is_storable(content):
-                raise DistillFailed(f"an item of '{key}' in the model's answer had no usable content")
-            if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-                raise DistillFailed(f"an item of '{key}' in the model's answer had a confidence outside 0..1")
-            replaces = item.get("replaces") if isinstance(item, dict) else None
-            out.append(Insight(kind, content.strip(), round(float(confidence), 4), "sampled",
-                               replaces if isinstance(replaces, str) and replaces in known_ids else None))
-    if not out:
-        raise DistillFailed("the model's answer held no facts or rules")
-    return out[:max_items]
-
-
 def _why(exc: Exception) -> str:
     """Why a sampling request failed, in words for the client (`fallback_reason`): never an
     exception class name or the client's own error text."""
@@ -108,11 +63,10 @@ class SamplingDistiller:
         self._request_id = request_id
 
     async def distil(self, turns: list[Turn], max_items: int, known: list[Entry]) -> list[Insight]:
-        listed = known[:KNOWN_LISTED]
-        remembered = "".join(f"- {e.id}: {e.content[:200]}\n" for e in listed)
+        listed, known_ids = remembered(known)
         prompt = (PROMPT.replace("{max_items}", str(max_items))
-                  .replace("{known}", f"\nAlready remembered:\n{remembered}" if remembered else "")
-                  .replace("{transcript}", _transcript(turns)))
+                  .replace("{known}", f"\nAlready remembered:\n{listed}" if listed else "")
+                  .replace("{transcript}", transcript(turns, TRANSCRIPT_CHARS)))
         request = types.CreateMessageRequest(params=types.CreateMessageRequestParams(
             messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
             max_tokens=1500, temperature=0.0,
@@ -128,4 +82,4 @@ class SamplingDistiller:
         text = content.text if isinstance(content, types.TextContent) else None
         if text is None:
             raise DistillFailed("the model answered without text")
-        return parse_distillation(text, max_items, {e.id for e in listed})
+        return parse_distillation(text, max_items, known_ids)

@@ -1,11 +1,13 @@
 """memory_reflect `reflect`: distil a session's new turns into facts (layer `long_term`) and rules
 (layer `meta`) in the caller's agent scope, source `reflection`.
 
-Engines in order: facts/rules the caller supplies; a `Distiller` (MCP sampling: the client's
-model) when the session offers one; the deterministic extractive engine. A watermark per session
-(the storage position of the last turn distilled) makes reflecting twice process only new turns;
-it moves by compare-and-set in the same transaction as the facts, so two reflections racing on
-one session never store the same facts twice.
+Engines in order: facts/rules the caller supplies; the caller's `Distiller` (MCP sampling: the
+client's model) when the session offers one; the server's own `Distiller` (a local model) when one
+is configured; the deterministic extractive engine. A distiller that fails hands over to the next,
+and the result says why (`fallback_reason`). A watermark per session (the storage position of the
+last turn distilled) makes reflecting twice process only new turns; it moves by compare-and-set in
+the same transaction as the facts, so two reflections racing on one session never store the same
+facts twice.
 
 Consolidation (`consolidation.judge`): each new statement is cleaned of reminders and pleas to
 remember, then compared with the agent's current facts and rules by meaning (the embedder's
@@ -33,7 +35,7 @@ from agent_memory.core.model.errors import Conflict, DomainError, InvalidParams
 from agent_memory.core.model.ids import new_entry_id, new_etag, new_request_id
 from agent_memory.core.model.models import Caller, Entry, Layer, Priority, Scope, Source, SystemType
 from agent_memory.core.model.rules import Limits, check_content
-from agent_memory.core.model.statements import Insight
+from agent_memory.core.model.statements import Insight, Turn
 from agent_memory.core.ports import (
     Distiller,
     DistillFailed,
@@ -55,7 +57,7 @@ LEXICAL = "duplicates and changes were matched by wording only: {reason}"
 
 @dataclass(frozen=True, slots=True)
 class Reflection:
-    engine: str | None  # supplied | sampling | extractive; None when there was nothing to reflect
+    engine: str | None  # supplied | sampling | model | extractive; None when there was nothing to reflect
     entries: list[Entry]
     updated_ids: list[str]
     turns: int
@@ -97,7 +99,9 @@ class ReflectionService:
     def __init__(self, store: SessionStore, sessions: SessionService, limits: Limits,
                  clock: Callable[[], datetime], *, max_items: int = 20,
                  on_failure: Callable[[str, str], None] | None = None, meaning: Meaning | None = None,
-                 redactor: Redactor) -> None:
+                 redactor: Redactor, model: Distiller | None = None) -> None:
+        """`model`: the server's own distiller (a local model), tried after the caller's."""
+        self._model = model
         self._redactor = redactor  # secrets in facts and rules (supplied or distilled) never reach the store
         self._meaning = meaning
         self._store = store
@@ -127,14 +131,7 @@ class ReflectionService:
         elif not turns:
             return Reflection(None, [], [], 0)
         else:
-            engine, insights = "extractive", []
-            if distiller is not None:
-                try:
-                    insights, engine = (await distiller.distil(turns, limit, existing))[:limit], "sampling"
-                except DistillFailed as exc:
-                    fallback = str(exc)
-            if engine == "extractive":
-                insights = extract(turns, limit)
+            engine, insights, fallback = await self._distil(turns, limit, existing, distiller)
         insights, redacted = await self._redact([replace(i, content=clean_statement(i.content)) for i in insights])
         new_mark = max([mark.position] + [position for position, _ in new_turns])
         plan = await self._consolidate(insights, existing)
@@ -142,6 +139,20 @@ class ReflectionService:
                                                                  new_mark, engine)
         call.redactions.redacted += redacted
         return Reflection(engine, stored, updated, len(turns), fallback, superseded, plan.method, plan.degraded)
+
+    async def _distil(self, turns: list[Turn], limit: int, existing: list[Entry], distiller: Distiller | None
+                      ) -> tuple[str, list[Insight], str | None]:
+        """(engine, insights, why the engines tried before it failed): the caller's distiller, then
+        the server's own, then the extractive engine, whichever answers first."""
+        reasons: list[str] = []
+        for engine, candidate in (("sampling", distiller), ("model", self._model)):
+            if candidate is None:
+                continue
+            try:
+                return engine, (await candidate.distil(turns, limit, existing))[:limit], "; ".join(reasons) or None
+            except DistillFailed as exc:
+                reasons.append(str(exc))
+        return "extractive", extract(turns, limit), "; ".join(reasons) or None
 
     async def _consolidate(self, insights: list[Insight], existing: list[Entry]) -> Plan:
         """Decide, for each insight, whether it repeats, changes or adds to what the agent holds."""
@@ -252,8 +263,9 @@ class ReflectionService:
         return await self._store.transact(work)
 
     async def reflect_pending(self, limit: int = 50) -> int:
-        """The background job: reflect (extractive engine) every session with new turns, as the
-        session's owner. Returns how many sessions it reflected."""
+        """The background job: reflect every session with new turns (with the server's own model
+        when one is configured, else the extractive engine), as the session's owner. Returns how
+        many sessions it reflected."""
         done = 0
         for ref in await self._store.sessions_to_reflect(limit):
             caller = Caller(agent_id=ref.owner_agent_id, system_type=SystemType.SYS1, team=ref.team)
