@@ -9,6 +9,7 @@ fact still reads right when it is recalled in another session.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from agent_memory.core.model.statements import Insight, Turn
 from agent_memory.core.recall.context import near_duplicate
@@ -195,16 +196,45 @@ def classify(turn: Turn, sentence: str) -> Insight | None:
     return None
 
 
-def extract(turns: list[Turn], max_items: int) -> list[Insight]:
-    """Facts and rules stated in `turns`, strongest first, without near-duplicates."""
-    found: list[tuple[int, Insight]] = []
-    for turn in turns:
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """An insight and where it was said: the index of its turn and the span of its text there."""
+    insight: Insight
+    turn: int
+    start: int
+    end: int
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence `sentences` gives, in `text`."""
+    out, at = [], 0
+    for part in _SENTENCES.split(text):
+        start = text.find(part, at) if part else -1
+        if start < 0:
+            continue
+        at = start + len(part)
+        stripped = part.strip()
+        if stripped:
+            lead = part.find(stripped)
+            out.append((start + lead, start + lead + len(stripped)))
+    return out
+
+
+def extract_with_sources(turns: list[Turn], max_items: int) -> list[Sourced]:
+    """What `extract` gives, each insight with the turn and the span it came from."""
+    found: list[tuple[int, Sourced]] = []
+    for index, turn in enumerate(turns):
         if turn.role == "tool":
             continue  # tool output states results, not the user's facts or rules
-        for sentence in sentences(turn.content):
-            insight = classify(turn, sentence)
-            if insight is None or any(near_duplicate(insight.content, seen.content, 0.8) for _, seen in found):
+        for start, end in _spans(turn.content):
+            insight = classify(turn, turn.content[start:end])
+            if insight is None or any(near_duplicate(insight.content, seen.insight.content, 0.8) for _, seen in found):
                 continue
-            found.append((len(found), insight))
-    found.sort(key=lambda pair: (-pair[1].confidence, pair[0]))
-    return [insight for _, insight in found[:max_items]]
+            found.append((len(found), Sourced(insight, index, start, end)))
+    found.sort(key=lambda pair: (-pair[1].insight.confidence, pair[0]))
+    return [sourced for _, sourced in found[:max_items]]
+
+
+def extract(turns: list[Turn], max_items: int) -> list[Insight]:
+    """Facts and rules stated in `turns`, strongest first, without near-duplicates."""
+    return [sourced.insight for sourced in extract_with_sources(turns, max_items)]
