@@ -50,7 +50,8 @@ _MARKERS = (r"no wait|wait,? no|nah|scrap that|scratch that|strike that|never ?m
             r"actually,? no|(?:hmm|ok|okay),? (?:no|actually)|no, (?:forget|too|that)|er,|erm,|eh,|uh,")
 # Word boundaries where a new clause starts whatever came before.
 _RUN_ON = re.compile(
-    rf"\s+(?=(?:(?:and|so|also|then)\s+)?(?:let'?s\b|can (?:you|u)\b|could you\b|would you\b|will you\b|"
+    rf"\s+(?=(?:(?:and|so|also|then|but)\s+)?(?:let'?s\b|can (?:you|u|we)\b|could (?:you|we)\b|would you\b|will you\b|"
+    rf"should we\b|any idea\b|what about\b|how about\b|maybe we\b|"
     rf"help me\b|(?:btw\s+)?if\b|how (?:should|do|does|can|would|is|are)\b|the real ask\b|"
     rf"just (?:push|run|do|the)\b|(?:ok|okay),\s|and please\b|{_MARKERS}))", re.IGNORECASE)
 # After a comma: a new subject, an imperative, a retraction, or a short subject with its verb.
@@ -58,7 +59,8 @@ _COMMA_CUT = re.compile(
     r",\s+(?=(?:(?:and|but|so|also|then)\s+)?(?:i|i'm|i'd|i'll|i've|we|we're|we'll|we've|let'?s|please|"
     r"can you|could you|can u|pls|nah|no wait|wait|never ?mind|scrap that|scratch that|strike that|"
     r"forget (?:it|that)|add|write|keep|use|prefer|make|set|switch|go with|check|run|always|never|"
-    r"don'?t|it'?s not that|not that)\b|(?:the\s+|our\s+|all\s+|every\s+|any\s+)?[\w./@*-]+(?:\s+[\w./@*-]+){0,3}\s+(?:is|are|must|"
+    r"don'?t|it'?s not that|not that|can we|could we|should we|do we|is it|are we|what|why|how|which|where|maybe|"
+    r"perhaps|probably|unless|although|though)\b|(?:the\s+|our\s+|all\s+|every\s+|any\s+)?[\w./@*-]+(?:\s+[\w./@*-]+){0,3}\s+(?:is|are|must|"
     r"never|needs?|has|have|can'?t|cannot|goes|go|runs?|lives?|stays?)\b)", re.IGNORECASE)
 # Word boundaries that start a clause unless a function word comes just before ("should we", "I'm
 # not saying we"), or, for "we run" and "I prefer", a relative clause ("every cert we own must").
@@ -85,6 +87,7 @@ _ONE_WORD_ACTUALLY = re.compile(r"^(?!(?:it|it's|its|that|that's|this|there|i|i'
                                 r"are|were)\b)", re.IGNORECASE)
 # Someone else's words: "Marco said ...", "ops said ...", "Priya reckons ...", "the README says ...".
 _QUOTE_VERB = re.compile(r"\b(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)\b")
+_CONDITION = re.compile(r"^(?:if|when|whenever|before|after|once|every time|any time)\b[^,.;]*,?\s*$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\d|[./:_@#]|[a-z][A-Z]")
 _INTERJECTION = re.compile(r"^(?:(?:ok|okay|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well)[\s,.!]*){1,2}$",
                            re.IGNORECASE)
@@ -128,8 +131,9 @@ def _split(spans: list[Span], text: str, pattern: re.Pattern[str], cut: str,
         for match in pattern.finditer(text, start, end):
             cut_at, cut_end = next((match.span(g) for g in range(1, pattern.groups + 1) if match.start(g) >= 0),
                                    match.span())  # a pattern with groups cuts at its group
-            if cut_at <= at or cut_end >= end or (guard and not guard(text, cut_at)):
-                continue
+            if cut_at <= at or cut_end >= end or (guard and not guard(text, cut_at)) or \
+                    _CONDITION.match(text[at:cut_at]):
+                continue  # "if a migration fails, roll back first": a condition stays with what it conditions
             out.append((at, cut_at, how))
             at, how = cut_end, cut if cut != RUN_ON else SOFT if text[:cut_at].rstrip().endswith(",") else HARD
         out.append((at, end, how))

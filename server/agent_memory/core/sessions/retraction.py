@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from agent_memory.core.sessions.kinds import has_verb
+from agent_memory.core.sessions.worktalk import has_verb
 
 _LEAD = r"(?:(?:hmm+|ok|okay|so|well|oh|eh)[,.]?\s+)*"
 _STRONG = (r"actually,?\s+no|scrap that|scratch that|strike that|forget (?:it|that)|never ?mind|"
