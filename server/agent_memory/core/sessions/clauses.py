@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.core.sessions.lexicon import AUXILIARIES, STOP
+from agent_memory.core.sessions.worktalk import is_imperative, is_statement
 
 HARD, SOFT = "hard", "soft"
 RUN_ON = "run-on"  # a cut without punctuation starts a new sentence in all but name: HARD, or SOFT after a comma
@@ -62,6 +63,22 @@ _COMMA_CUT = re.compile(
     r"don'?t|it'?s not that|not that|can we|could we|should we|do we|is it|are we|what|why|how|which|where|maybe|"
     r"perhaps|probably|unless|although|though)\b|(?:the\s+|our\s+|all\s+|every\s+|any\s+)?[\w./@*-]+(?:\s+[\w./@*-]+){0,3}\s+(?:is|are|must|"
     r"never|needs?|has|have|can'?t|cannot|goes|go|runs?|lives?|stays?)\b)", re.IGNORECASE)
+# Any other comma, when what follows it up to the next one says something by itself: a statement
+# ("hooks start with use", "untagged resources get deleted") or an imperative.
+_ANY_COMMA = re.compile(r",\s+")
+_JOINER = re.compile(r"^(?:and|but|so|then|also|plus|or)\s+", re.IGNORECASE)
+_GOVERNED = re.compile(r"^(?:except|unless|with|without|for|in|on|at|by|from|like|as|including|because|since|which|"
+                       r"that|where|when|while|after|before|until|than|to|of|via|per|especially|even|not)\b", re.IGNORECASE)
+
+
+def _statement_follows(text: str, pos: int) -> bool:
+    segment = re.split(r"[,;.!?]", text[pos:].lstrip(", "), maxsplit=1)[0]
+    segment = _JOINER.sub("", segment.strip())
+    if _GOVERNED.match(segment):
+        return False  # "..., except the payroll export which needs withTrashed": part of the clause before
+    return len(segment.split()) >= 3 and (is_statement(segment) or is_imperative(segment))
+
+
 # Word boundaries that start a clause unless a function word comes just before ("should we", "I'm
 # not saying we"), or, for "we run" and "I prefer", a relative clause ("every cert we own must").
 _PERSON = re.compile(r"\s+(?=(?:(?:and|also)\s+)?(?:i\s+(?:prefer|like|love|want|need|hate|dislike|don'?t|dont|"
@@ -70,15 +87,17 @@ _PERSON = re.compile(r"\s+(?=(?:(?:and|also)\s+)?(?:i\s+(?:prefer|like|love|want
 _CONTRACTED = re.compile(r"\s+(?=(?:(?:and|also)\s+)?(?:i'd|i'm|i'll|we're|we'll|we've|it's (?:built|on|in|a|an)\b)"
                          r")", re.IGNORECASE)
 _IMPERATIVE = re.compile(
-    r"\s+(?=(?:(?:also|and)\s+)?(?:(?:add|enable|disable|bump|rename|remove|delete|write|fix|refactor|revert|mock|"
+    r"\s+(?=(?:(?:also|and|but)\s+)?(?:(?:add|enable|disable|bump|rename|remove|delete|write|fix|refactor|revert|mock|"
     r"skip|redo|use|make|check|keep|set|switch)\s+(?:a|an|the|every|all|it|this|that|some|its|our|my|both|"
     r"[\w.]*[A-Z_.][\w.]*)\b|prefer\s|walk me\b|help me\b))")
 _RULE_SUBJECT = re.compile(
     r"\s+(?=(?:and\s+)?(?:(?:every|all|any|each)\s+\S+(?:\s+\S+){0,2}\s+(?:must|gets|needs|has to|have to|"
     r"goes|go|are|is)\b|(?:the|our)\s+\S+(?:\s+\S+){0,2}\s+(?:must|has to|have to|needs to|can'?t|cannot|"
-    r"is never|are never)\b|no\s+(?!wait\b|problem|worries|idea|way\b|thanks|rush|need\b|more\b)[\w.@*-]+,?\s+\S))",
+    r"is never|are never)\b|(?<=and )[a-z][\w-]+s\s+(?:must|have to|need to|should|can'?t|are never|are not allowed)\b|"
+    r"no\s+(?!wait\b|problem|worries|idea|way\b|thanks|rush|need\b|more\b)[\w.@*-]+,?\s+\S))",
     re.IGNORECASE)
-_AFTER = re.compile(r"\b(?:anymore|btw|though|thanks|thx|cheers|obviously|for now)(\s+)(?=[a-z])"
+_AFTER = re.compile(r"\b(?:anymore|btw|though|thanks|thx|cheers|obviously|for now|later|anyway|instead|soon)(\s+)"
+                    r"(?=[a-z])"
                     r"|\bit is(\s+)(?=(?:also|and|we|i|let'?s)\b)"
                     r"|\bnow(\s+)(?=(?:use|add|make|set|switch|enable|drop)\b)", re.IGNORECASE)
 # "redis actually Valkey" (not "it's actually fine", "that was actually fun").
@@ -232,6 +251,7 @@ def clauses(text: str) -> list[Clause]:
         parts = _split(_parentheses([span], text), text, _HARD_CUT, HARD)
         parts = _split(parts, text, _RUN_ON, RUN_ON)
         parts = _split(parts, text, _COMMA_CUT, SOFT)
+        parts = _split(parts, text, _ANY_COMMA, SOFT, _statement_follows)
         parts = _split(parts, text, _PERSON, RUN_ON, _not_relative)
         parts = _split(parts, text, _CONTRACTED, RUN_ON, _after_content)
         parts = _split(parts, text, _IMPERATIVE, RUN_ON, _after_content)

@@ -13,10 +13,12 @@ Caroline!" or "let's keep going!" is not.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from agent_memory.core.sessions.worktalk import has_detail, is_fragment, is_imperative, is_statement, is_technical
+from agent_memory.core.sessions.worktalk import Gated, has_detail, is_fragment, is_imperative, is_statement, is_technical
 
 _I = re.IGNORECASE
+_CACHE = lru_cache(maxsize=4096)  # pure functions of a clause's text, asked several times per clause
 
 # "that's a hard rule", "keep it that way": said after a statement, they make it a rule.
 ANNOTATION = re.compile(
@@ -35,7 +37,7 @@ _LABELLED = re.compile(
     r"(?P<preference>(?:my\s+)?(?:preference|style|nit)))\b[^:]{0,20}:\s*(?=\S)", _I)
 
 # Decisions said plainly, in any conversation.
-_DECISION = re.compile(
+_DECISION = Gated(re.compile(
     r"\b(?:i|we)\s+(?:have\s+|'ve\s+|just\s+|finally\s+)?(?:decided|chose|picked(?!\s+up)|agreed|settled on|opted|"
     r"went with|are going with|will go with|will use|are going to use|are switching|switched to|will switch|"
     r"are moving|are dropping|are migrating|are adopting)\b|"
@@ -48,11 +50,11 @@ _DECISION = re.compile(
     r"(?<!keep )(?<!keeps )(?<!kept )\b(?:going|go) with\b|\bstick(?:ing)? with\b|\bsettle on\b|"
     r"^\W*(?!(?:here|there|that|this|so|what|how|as)\b)\w[\w.+-]* it is[.!]*$|"
     r"\bbehind a (?:feature )?flag\b|\bship it\b|\bgoes away\b|\bis dropped\b|\bin favou?r of\b|\breplaces\b|"
-    r"^(?:switch|migrate|move|upgrade|downgrade)\s+(?:\S+\s+){0,3}to\b|^set\s+\S+\s+to\b|^pin\b|^turn (?:on|off)\b",
-    _I)
+    r"^(?:switch|migrate|move|upgrade|downgrade)\s+(?:\S+\s+){0,3}to\b|^set\s+\S+\s+to\b|^pin\b|^turn (?:on|off)\b|"
+    r"^(?:increase|decrease|raise|lower|bump|reduce|change|set)\s+(?:the\s+)?[\w\s.-]{1,30}?\s+to\s+\S*\d", _I), "decid", "chose", "picked", "agreed", "settle", "opted", "went with", "going", "will ", "switch", "moving", "dropping", "migrat", "adopt", "'ll", "let", "team", "decision", "go with", "stick", " it is", "flag", "ship it", "goes away", "dropped", "favo", "replaces", "move", "upgrade", "downgrade", "set ", "pin", "turn ", "increase", "decrease", "raise", "lower", "bump", "reduce", "change")
 # In work talk, or taking up the assistant's words: "let's batch per poll", "we'll stay on derive",
 # "we stay on 5.3", "the plan is to move reporting", "switching to uv", "we'll hold off on GraphQL".
-_WEAK_DECISION = re.compile(
+_WEAK_DECISION = Gated(re.compile(
     r"\blet'?s\s+(?!not\b|make (?:that|it|this) a rule|see\b|talk\b|chat\b|discuss\b|think\b|look\b|check\b|"
     r"find out\b|figure\b|try to\b|hope\b|say\b|wait\b|us\b|them\b|me\b|you\b|keep (?:\w+ing|going|it up|up|in "
     r"touch)\b)\w|"
@@ -65,31 +67,32 @@ _WEAK_DECISION = re.compile(
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
-    r"\bdefer\b|\bpark\b", _I)
+    r"\bdefer\b|\bpark\b", _I), "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating", "sticking", "hold", "postpone", "defer", "park")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
 
 # Rules said plainly, in any conversation: obligations and limits.
-_MODAL = re.compile(
+_MODAL = Gated(re.compile(
     r"\b(?:must(?:n'?t| not)?|have to|has to|is required|are required|required to|is mandatory|are mandatory|"
-    r"(?:is|are|isn'?t|aren'?t) not allowed|not allowed|never allowed|no more than|at most|at least|"
-    r"can'?t exceed|cannot exceed|should (?:always|never|not)|deadline|due (?:by|on)|budget)\b", _I)
+    r"(?:is|are|isn'?t|aren'?t) not allowed|not allowed|never allowed|(?:isn'?t|aren'?t) (?:allowed|permitted)|no more than|at most|at least|"
+    r"can'?t exceed|cannot exceed|should (?:always|never|not)|deadline|due (?:by|on)|budget)\b", _I), "must", "have to", "has to", "required", "mandatory", "allowed", "permitted", "no more than", "at most", "at least", "exceed", "should", "deadline", "due", "budget")
 # ... and in work talk: "merges to main need two approvals", "cache TTLs can't exceed 60 s", "raw hex
 # colors are never allowed", "WaitForCompletion is banned", "PRs can only be merged by code owners".
-_WORK_MODAL = re.compile(
-    r"\b(?:needs? to|requires?|(?<!\bwho )(?<!\bthat )(?<!\bwhich )needs?\s+(?:a|an|two|three|\d|explicit|at least|"
-    r"every|all)\b|(?<!\bi )(?:can'?t|cannot|can not|may not)\s+(?!wait|believe|agree|beat|stop|imagine|thank|help|"
+_WORK_MODAL = Gated(re.compile(
+    r"\b(?:needs? to|requires?|(?<!\bwho )(?<!\bthat )(?<!\bwhich )(?<!\bi )(?<!\byou )(?<!\bwe )needs?\s+"
+    r"(?!to\b|it\b|them\b|one\b|help\b|some\b|more\b)\S|(?:is|are)\s+always\b|(?<!\bi )(?:can'?t|cannot|can not|may not)\s+(?!wait|believe|agree|beat|stop|imagine|thank|help|"
     r"tell|remember|say|express|describe|get over|handle|find|reproduce|see)|can only|(?:is|are) never|banned|"
     r"forbidden|prohibited|gets?\s+(?:explicit|a|an)\b|shouldn'?t|should|ought to|(?:is|are) (?:supposed|expected) to|"
     r"off-limits|not permitted|capped at|limited to|"
-    r"max(?:imum)?(?: of)? \d)", _I)
+    r"max(?:imum)?(?: of)? \d)", _I), "need", "require", "can", "may not", "never", "banned", "forbidden", "prohibited", "get", "should", "ought", "supposed", "expected", "off-limits", "permitted", "capped", "limited", "max", "always")
 # "It must have been great", "that must be hard", "I have to say": not obligations.
 _NOT_MODAL = re.compile(
     r"\bi\s+(?:really\s+|still\s+|just\s+)?(?:can'?t|cannot|need|have to|had better|must)\b|\bmust-\w+|\ba must\b|"
     r"\bmust(?:'ve|\s+feel|\s+be\s+(?:a|an|so|really|very|such|hard|tough|nice|great|fun|amazing|awesome|exciting|"
-    r"lovely|scary|difficult|wonderful|special|proud|cool|beautiful|quite|incredible)|\s+have\s+(?:been|had|felt|seen|"
+    r"lovely|scary|difficult|wonderful|special|proud|cool|beautiful|quite|incredible|challenging|rough|exhausting|"
+    r"stressful|crazy|intense|wild|fun|exciting|thrilling|breathtaking|unreal)|\s+have\s+(?:been|had|felt|seen|"
     r"taken|made|gone|known|loved)|\s+be[.!]*$)\b|"
     r"\bha(?:ve|s) to (?:say|admit|go|run|tell|thank|ask|check|try|see|give|come|visit|get|catch|hang|meet|show|"
-    r"hear|read|watch|stress)\b", _I)
+    r"hear|read|watch|stress|look|think|wait|find)\b", _I)
 _IMPERATIVE_RULE = re.compile(r"^(?:never|don'?t|dont|do not|always|avoid|make sure|ensure|remember to|be sure to)\b",
                               _I)
 # ... and in work talk: "nobody pushes directly to main", "no hardcoded strings", "only squash merges".
@@ -102,15 +105,20 @@ _WORK_IMPERATIVE_RULE = re.compile(
 _SHIPPING = (r"(?:\w+\s+)?(?:release|deploy|merge|push|commit|ship|cache|pin|hardcode|expose|mock|bypass|squash|"
              r"rebase|force-push|publish|hotfix|backport|vendor|fork|migrate|edit|approve)(?:e?s|d|ed)?\b")
 _TEAM_RULE = re.compile(rf"^(?:we|our team|the team)\s+(?:always|never|only|don'?t|do not)\s+{_SHIPPING}|"
-                        rf"^(?:nobody|no one)\s+{_SHIPPING}", _I)
+                        r"^(?:nobody|no one)\s+(?:else\s+)?(?!(?:cares?|knows?|likes?|wants?|told|said|asked|believes?|"
+                        r"understands?|expected|noticed|came|showed|gets?|goes|went|is|was|has|had|does|did|can|could|"
+                        r"would|will|really|even|ever)\b)\w+(?:s|ed)\b", _I)
 _CHAT_VERBS = r"go|look|see|get|talk|eat|watch|play|feel|know|think|say|forget|miss|stop|give|leave|want|like|love|mind"
 _WORK_TEAM_RULE = re.compile(
     rf"^(?:we|our team|the team)\s+(?:(?:always|never|only)\s+(?!(?:{_CHAT_VERBS})\b)\w+|"
     rf"(?:don'?t|do not)\s+(?!(?:{_CHAT_VERBS}|use|have|need|run|support)\b)\w+|require|"
     r"enforce|pin|squash|rebase)\b|"
     r"^(?:every|each|all|any|both)\s+[^,]{1,50}?\s+(?:must|needs?|has to|have to|gets?|goes|go|requires?)\b|"
-    r"^everything\s+(?:goes|in|through)\b", _I)
-STANDING_WORDS = re.compile(r"\b(?:from now on|going forward|in (?:the )?future|every time|whenever|as a rule|always|"
+    r"^everything\s+(?:goes|in|through)\b|^(?:new\s+)?[\w-]+s\s+(?:go|goes)\s+(?:in|into|to|through)\b", _I)
+# "use that", "yes do that", "go with the first one": taking the option the assistant offered.
+TAKE_OPTION = re.compile(r"^(?:yes,?\s+|ok,?\s+|sure,?\s+)?(?:use|do|go with|take|pick|keep|choose|try)\s+(?:that|this|"
+                         r"it|the (?:first|second|third|latter|former|last|other) one|option \w+|both)\b[.!]*$", _I)
+STANDING_WORDS = re.compile(r"\b(?:everything|from now on|going forward|in (?:the )?future|every time|whenever|as a rule|always|"
                        r"never|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
                        r"everywhere|for (?:all|any|every|each)\b|in (?:all|any|every|each|new)\b|for new\b|"
                        r"for anything)", _I)
@@ -167,6 +175,7 @@ def labelled(text: str) -> tuple[str | None, str]:
     return {"rule": "constraint"}.get(kind, kind), text[match.end():]
 
 
+@_CACHE
 def is_decision(text: str, echoes: bool = False) -> bool:
     """"we decided on Redis", "let's go with pnpm", "ship it behind a flag then", and, in work talk
     or taking up words of the assistant's proposal (`echoes`), "let's batch per poll", "we'll stay
@@ -178,6 +187,7 @@ def is_decision(text: str, echoes: bool = False) -> bool:
     return bool(_WEAK_DECISION.search(text)) or bool(_THEN.search(text)) and (is_fragment(text) or is_imperative(text))
 
 
+@_CACHE
 def rule_category(text: str, opens: bool = True) -> str | None:
     """"instruction" (an imperative: "Never cache auth tokens"), "constraint" (an obligation, ban or
     limit: "every PR needs two approvals", "we never release on Fridays"), or None. "No X" is a ban
@@ -208,6 +218,7 @@ def rule_category(text: str, opens: bool = True) -> str | None:
     return None
 
 
+@_CACHE
 def is_preference(text: str) -> bool:
     """"I prefer errgroup", "use pytest for anything new", "prefer UniTask over coroutines", "I'm not
     a fan of ORMs", and, in work talk, "lowercase SQL keywords please", "fakes over mocks"."""
@@ -221,6 +232,7 @@ def is_preference(text: str) -> bool:
                                                                _OVER.search(text))
 
 
+@_CACHE
 def fact_category(text: str) -> str | None:
     """"profile" (about the speaker: "I work at Acme"), "fact" (about the team's system, in its voice
     or impersonally: "we run Kafka 3.6 on MSK", "billing owns the invoices table"), or None."""

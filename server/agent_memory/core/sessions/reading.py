@@ -34,6 +34,7 @@ _TAIL = re.compile(r"(?:[,\s]+(?:btw|thanks|thank you|thx|ty|cheers|though|obvio
 _LISTENER = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
 # "fix both", "add it to the checklist", "redo that": a request about what is at hand.
 _ANAPHORIC = re.compile(r"^\S+\s+(?:it|that|this|them|both|one|those|these|the rest)\b", _I)
+_RULE_TAIL = re.compile(r"^(?:always|never|ever|without exception|no exceptions)\b", _I)
 _QUOTE_END = re.compile(r"\b(?:said|says|reckons?|claims?|claimed|thinks)$", _I)
 
 
@@ -89,11 +90,15 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
     echoes = context.echoes(text)
     if kinds.is_decision(text, echoes):
         return "decision", None
+    if context.proposal and context.answer != "permission" and kinds.TAKE_OPTION.match(text):
+        return "decision", None  # "use that", "yes do that" after the assistant's proposal
     fragment = worktalk.is_fragment(text)
     imperative = worktalk.is_imperative(text)
     if answering and context.answer in ("fact", "decision") and (fragment or imperative) \
             and not kinds.is_preference(text) and (context.answer == "decision" or fragment):
         return context.answer, None
+    if first and context.proposal and context.answer is None and echoes and worktalk.is_fragment(text):
+        return "decision", None  # "hash and length only" after "a safer option is to log a hash and the length"
     if negatives.is_request(text):
         return None, "one-off request"
     one_off = (imperative or rule == "instruction") and negatives.is_one_off(text)
@@ -141,7 +146,9 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
             read.instead = taken[-1]  # "30" says little without "set the pool size to 20"
         answering = answering and (not out[:-1] or read.fragment) and clause.sentence == found[0].sentence
         short = len(text.split()) < 2 or (len(text.split()) < 3 and not worktalk.has_detail(text))
-        if short and not correction and not (answering and context.answer and not out[:-1] and text.strip(".")):
+        one_word_answer = answering and not out[:-1] and text.strip(".") and (
+            context.answer == "decision" or context.answer == "fact" and worktalk.has_detail(text))
+        if short and not correction and not kinds.TAKE_OPTION.match(text) and not one_word_answer:
             continue  # a word or two, unless it answers the question ("postgres", "20") or corrects
         read.category, read.why = _category(text, context, correction=correction, answering=answering,
                                             opens=clause.cut == HARD,
@@ -150,7 +157,7 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
     return out
 
 
-def _merge(reads: list[Read]) -> list[Read]:
+def _merge(reads: list[Read], turn_text: str) -> list[Read]:
     """Clauses of one sentence kept as one: the same kind said twice ("we run Kafka 3.6 on MSK, the
     topic has 24 partitions"), a statement and its tail ("..., oversells are expensive"), a statement
     and the remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that")."""
@@ -166,9 +173,10 @@ def _merge(reads: list[Read]) -> list[Read]:
         elif joined and last.category and read.why is None and (
                 read.category is None or family(read.category) == family(last.category)):
             last.end = read.end
-        elif joined and last.category and family(read.category or "") == "rule" and read.fragment:
-            last.end = read.end  # "secrets are stored in Vault, never in the repo": one rule
-            last.category = "constraint" if family(last.category) != "rule" else last.category
+        elif near and last.why is None and read.fragment and (family(read.category or "") == "rule" or (
+                _RULE_TAIL.match(turn_text[read.start:read.end]) and worktalk.is_technical(turn_text[last.start:read.end]))):
+            last.end = read.end  # "secrets are stored in Vault, never in the repo", "..., always": one rule
+            last.category = "constraint" if family(last.category or "") != "rule" else last.category
         elif joined and family(last.category or "") == "rule" and read.category in ("fact", "profile"):
             last.end = read.end  # "never deploy on weekends, I run the on-call rota then": the rule's reason
         elif joined and last.category and read.category and read.so and "rule" in (
@@ -195,7 +203,7 @@ def _annotate(out: list[Read], annotation: Read) -> None:
 
 def read_user_turn(turn: Turn, context: Context) -> list[Read]:
     """The spans of a user (or system) turn worth keeping, each with its category."""
-    return _merge(_clauses_read(turn, context))
+    return _merge(_clauses_read(turn, context), turn.content)
 
 
 def read_assistant_turn(turn: Turn) -> list[Read]:
