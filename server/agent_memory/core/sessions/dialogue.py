@@ -42,16 +42,17 @@ class Context:
     """What the assistant's turn before a user turn asked and proposed."""
     answer: str | None = None  # "fact", "decision", "permission", or None (no question, or another kind)
     proposal: frozenset[str] = frozenset()  # content words of its proposals and questions, lowercase
+    work: bool = False  # the session is work talk as a whole: names count as work talk
 
     def echoes(self, text: str) -> bool:
         """`text` takes up a word the assistant proposed or asked about."""
         return bool({w.lower() for w in CONTENT_WORD.findall(text)} & self.proposal)
 
 
-def context_of(previous: Turn | None) -> Context:
+def context_of(previous: Turn | None, work: bool = False) -> Context:
     """The context a user turn answers: the assistant turn just before it (tool turns skipped)."""
     if previous is None or previous.role != "assistant":
-        return Context()
+        return Context(work=work)
     parts = [s.strip() for s in _SENTENCES.split(previous.content) if s.strip()]
     asked = [p for p in parts if p.endswith("?")]
     answer = None
@@ -60,7 +61,7 @@ def context_of(previous: Turn | None) -> Context:
         answer = "permission" if _PERMISSION.match(question) else "fact" if _FACT_QUESTION.search(question) \
             else "decision" if _DECISION_QUESTION.search(question) else None
     proposed = {w.lower() for p in parts if _PROPOSAL.search(p) or p.endswith("?") for w in CONTENT_WORD.findall(p)}
-    return Context(answer, frozenset(proposed - _COMMON))
+    return Context(answer, frozenset(proposed - _COMMON), work)
 
 
 def restates(sentence: str) -> re.Match[str] | None:

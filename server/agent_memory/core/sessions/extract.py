@@ -25,6 +25,7 @@ from agent_memory.core.recall.context import near_duplicate
 from agent_memory.core.sessions.dialogue import ACK, ACK_TAIL, context_of
 from agent_memory.core.sessions.person import third_person
 from agent_memory.core.sessions.reading import Read, bare, read_assistant_turn, read_user_turn
+from agent_memory.core.sessions.worktalk import is_work_session
 
 __all__ = ["ROLES", "Insight", "Sourced", "Turn", "classify", "extract", "extract_with_sources", "is_smalltalk",
            "sentences", "third_person"]
@@ -108,10 +109,12 @@ def extract_with_sources(turns: list[Turn], max_items: int) -> list[Sourced]:
     """What `extract` gives, each insight with the turn and the span it came from."""
     found: list[tuple[int, Sourced]] = []
     previous: Turn | None = None
+    work = is_work_session([t.content for t in turns if t.role != "tool"], any(t.role == "tool" for t in turns))
     for index, turn in enumerate(turns):
         if turn.role == "tool":
             continue  # tool output states results, not the user's facts or rules
-        reads = read_assistant_turn(turn) if turn.role == "assistant" else read_user_turn(turn, context_of(previous))
+        reads = read_assistant_turn(turn, work) if turn.role == "assistant" else \
+            read_user_turn(turn, context_of(previous, work))
         previous = turn
         for read in reads:
             insight = _insight(read, turn)

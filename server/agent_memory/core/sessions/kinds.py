@@ -6,8 +6,9 @@ approvals"), or as an imperative ("never cache auth tokens", "use pytest for any
 Each test reads one clause with its lead-in words stripped. What is said in the first person, and
 plain imperatives, are read as in any conversation; what is said in the team's voice or
 impersonally, and the looser ways of deciding ("let's ...", "we'll ...", "... then"), only in
-work talk (`worktalk.is_technical`): "the staging db is db-07" is a fact, "that's great,
-Caroline!" or "let's keep going!" is not.
+work talk (`worktalk.is_technical`; with `names`, in a session that is work talk as a whole, a
+name counts too): "the staging db is db-07" is a fact, "that's great, Caroline!" or "let's keep
+going!" is not.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
-    r"\bdefer\b|\bpark\b", _I), "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating", "sticking", "hold", "postpone", "defer", "park")
+    r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b", _I), "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating", "sticking", "hold", "postpone", "defer", "park")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
 
 # Rules said plainly, in any conversation: obligations and limits.
@@ -134,7 +135,9 @@ _PREFERENCE = re.compile(
     r"\b(?:i|we)\s+(?:really\s+|strongly\s+|usually\s+|generally\s+|definitely\s+|also\s+|much\s+|now\s+|"
     r"actually\s+|still\s+|no\s+longer\s+|kinda\s+|always\s+)*"
     r"(?:prefer|like|love|enjoy|hate|dislike|want|would rather|can'?t stand|don'?t like|dont like|do not like)\b"
-    r"(?!\s+(?:it|that|this|you|to (?:tell|say|ask|know|show|share|see|hear|thank))\b)|"
+    r"(?!\s+(?:it|that|this|you|to (?:tell|say|ask|know|show|share|see|hear|thank|add|fix|write|build|create|"
+    r"implement|change|update|refactor|migrate|set up|try|get|make|move|remove|rename|do|check|understand|look|"
+    r"figure|find|debug|test|run|review|start|finish|ship|deploy))\b)|"
     r"\bi'd (?:rather|like|prefer|love)\b|\bmy favou?rite\b|\bwe'd (?:rather|like|prefer)\b|\bper your preference\b|"
     r"\b(?:i'?m|i am)\s+(?:a\s+|a big\s+|a huge\s+|not a\s+|no\s+|not much of a\s+)?fan of\b|\bmy preference\b|"
     r"\b(?:is|are)\s+(?:much\s+|generally\s+)?preferred\b|\bpreferably\b", _I)
@@ -161,7 +164,7 @@ _TEAM_SHIPS = re.compile(r"^we\s+(?:\w+\s+)?(?:deploy|release|ship)\b", _I)
 _BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|hosted (?:on|in|at)|managed (?:with|by)|"
                     r"written in|loaded (?:through|via)|stored in)\s+\S", _I)
 # What happened once, not what holds: "the build went red", "we were on 3.11", "is crashlooping".
-_NOT_FACT = re.compile(r"\b(?:was|were|had|went|did|got|used to|(?-i:(?:is|are) [a-z]+ing))\b", _I)
+_NOT_FACT = re.compile(r"\b(?:was|were|had|went|did|got|used to|felt|seemed|looked|sounded|(?-i:(?:is|are) [a-z]+ing))\b", _I)
 _NAME_VERSION = re.compile(r"\b[A-Za-z][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 
 
@@ -176,19 +179,19 @@ def labelled(text: str) -> tuple[str | None, str]:
 
 
 @_CACHE
-def is_decision(text: str, echoes: bool = False) -> bool:
+def is_decision(text: str, echoes: bool = False, names: bool = False) -> bool:
     """"we decided on Redis", "let's go with pnpm", "ship it behind a flag then", and, in work talk
     or taking up words of the assistant's proposal (`echoes`), "let's batch per poll", "we'll stay
     on derive", "SHA-256 then"."""
     if _DECISION.search(text):
         return True
-    if not (echoes or is_technical(text)):
+    if not (echoes or names or is_technical(text)):
         return False
     return bool(_WEAK_DECISION.search(text)) or bool(_THEN.search(text)) and (is_fragment(text) or is_imperative(text))
 
 
 @_CACHE
-def rule_category(text: str, opens: bool = True) -> str | None:
+def rule_category(text: str, opens: bool = True, names: bool = False) -> str | None:
     """"instruction" (an imperative: "Never cache auth tokens"), "constraint" (an obligation, ban or
     limit: "every PR needs two approvals", "we never release on Fridays"), or None. "No X" is a ban
     only when it `opens` a sentence ("No hardcoded strings."); after a comma it is a tail ("we go
@@ -198,12 +201,12 @@ def rule_category(text: str, opens: bool = True) -> str | None:
     if not opens and re.match(r"^no\s", text, _I):
         return None
     condition = CONDITION.match(text)
-    if condition and (rule_category(condition["then"]) or is_imperative(condition["then"])):
-        return rule_category(condition["then"]) or "instruction"  # "if a migration fails, roll back first"
+    if condition and (rule_category(condition["then"], True, names) or is_imperative(condition["then"])):
+        return rule_category(condition["then"], True, names) or "instruction"  # "if a migration fails, roll back first"
     rest = _STANDING_LEAD.sub("", re.sub(r"^(?:please|pls)\s+", "", text, flags=_I))
     led = _STANDING_LEAD.match(text) is not None and not re.match(
         r"^(?:i|we|you|they|he|she|it|the|our|my|every|all|any|each)\b", rest, _I)
-    work = is_technical(text)
+    work = names or is_technical(text)
     standing = is_imperative(rest) and (STANDING_WORDS.search(text) is not None)  # "add a test for every bug fix"
     if _IMPERATIVE_RULE.match(rest) or standing or _STYLE_IMPERATIVE.match(rest) or led or \
             work and _WORK_IMPERATIVE_RULE.match(rest):
@@ -219,12 +222,12 @@ def rule_category(text: str, opens: bool = True) -> str | None:
 
 
 @_CACHE
-def is_preference(text: str) -> bool:
+def is_preference(text: str, names: bool = False) -> bool:
     """"I prefer errgroup", "use pytest for anything new", "prefer UniTask over coroutines", "I'm not
     a fan of ORMs", and, in work talk, "lowercase SQL keywords please", "fakes over mocks"."""
     if _PREFERENCE.search(text) or _IMPERATIVE_PREFERENCE.search(text):
         return True
-    if not is_technical(text):
+    if not (names or is_technical(text)):
         return False
     if _HABIT.match(text):
         return True
@@ -233,7 +236,7 @@ def is_preference(text: str) -> bool:
 
 
 @_CACHE
-def fact_category(text: str) -> str | None:
+def fact_category(text: str, names: bool = False) -> str | None:
     """"profile" (about the speaker: "I work at Acme"), "fact" (about the team's system, in its voice
     or impersonally: "we run Kafka 3.6 on MSK", "billing owns the invoices table"), or None."""
     if _PROFILE.search(text):
@@ -241,9 +244,9 @@ def fact_category(text: str) -> str | None:
     if _NOT_FACT.search(text) or is_imperative(text):
         return None
     if _TEAM_FACT.match(text):
-        team = is_technical(text) or _TEAM_TOOL.search(text) and has_detail(text) or _TEAM_SHIPS.search(text)
+        team = is_technical(text, names) or _TEAM_TOOL.search(text) and has_detail(text) or _TEAM_SHIPS.search(text)
         return "fact" if team else None
-    if is_statement(text) and (is_technical(text) or _BUILT.search(text)):
+    if is_statement(text) and (is_technical(text, names) or _BUILT.search(text)):
         return "fact"
     if is_fragment(text) and _NAME_VERSION.search(text) and len(text.split()) <= 6:
         return "fact"  # "Xcode 15.4 on the build machines", "MySQL 8 underneath"

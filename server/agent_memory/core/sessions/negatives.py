@@ -57,15 +57,17 @@ _NEGATED = Gated(re.compile(
 # What happened, not what holds: failures, incidents, timings of one run.
 _STATUS = Gated(re.compile(
     r"\b(?:(?<!\bno )(?<!\bwith )(?<!\bon )failed|(?:is|are|keeps|kept) failing|fails (?:on|with|to|when|for|again)|"
+    r"fails(?=[,.!]|\s*$)|"
     r"broke|is broken|are broken|crash(?:ed|es|ing|looping)|is down|are down|went (?:down|nan|up)|is back|back up|"
-    r"keeps \w+ing|doubled|tripled|spiked|spiking|climbing|hitch\w*|hangs|hung|ooms?|oom'?d|timed out|times out|"
+    r"keeps \w+ing|doubled|tripled|spiked|spiking|climbing|dropped from|fell|rose|jumped|went from|(?:increased|"
+    r"decreased|grew|shrank) (?:from|by)|hitch\w*|hangs|hung|ooms?|oom'?d|timed out|times out|"
     r"regressed|(?<!that )(?<!which )(?:is|are|been|was|were|looks?|seems?|getting)\s+(?:\w+\s+)?flaky|is stuck|blew up|erroring|throws|threw|is throwing|\d{3}s from|are being \w+|"
     r"is being \w+|last night|yesterday|this morning|right now|since (?:yesterday|this|\d)|"
     r"after (?:the|yesterday'?s|\w+day'?s) (?:deploy|release|upgrade|merge|change))\b|"
     r"\btook (?:about |around |~)?\d|\b(?:logs?|output|errors?|traces?|profiler?)\s+(?:says?|shows?|said)\b|"
     r"\b(?:is|are) (?:too |really |very |way too |so )?(?:slow|painful)\b|\btoo (?:late|early|slow|fast|high|low|big|"
     r"small|long|short|noisy|aggressive|strict|loose|expensive)\b|"
-    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I), "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing", "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "flaky", "stuck", "blew", "erroring", "throw", "threw", "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took", "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
+    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I), "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing", "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "dropped", "fell", "rose", "jumped", "from", "grew", "shrank", "by", "flaky", "stuck", "blew", "erroring", "throw", "threw", "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took", "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
 
 # Requests about the task at hand. Standing words ("always", "from now on", "in this repo") make a
 # request a rule or a preference instead.

@@ -72,8 +72,10 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
     """(category, None) for a clause worth keeping, (None, why) for one never kept, (None, None) for
     a clause that says nothing by itself (it may still round off the clause before it)."""
     labelled, text = kinds.labelled(text)
+    names = context.work
     if correction and is_directive(text.split(",")[0]) and not kinds.is_decision(text) \
-            and kinds.rule_category(text) is None and (worktalk.is_technical(text) or worktalk.is_imperative(text) or
+            and kinds.rule_category(text, True, names) is None and (worktalk.is_technical(text, names) or
+                                                                   worktalk.is_imperative(text) or
                                                        withdrew_request):
         return (None, "one-off request") if negatives.is_one_off(text) else ("decision", None)
     condition = kinds.CONDITION.match(text)
@@ -84,21 +86,19 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
         return None, why
     if labelled:
         return labelled, None
-    rule = kinds.rule_category(text, opens)
-    if _LISTENER.search(text) and not worktalk.is_imperative(text) and not (rule and worktalk.is_technical(text)):
+    rule = kinds.rule_category(text, opens, names)
+    if _LISTENER.search(text) and not worktalk.is_imperative(text) and not (rule and worktalk.is_technical(text, names)):
         return None, "about the listener"  # "you're doing great", "that must be so hard for you"
     echoes = context.echoes(text)
-    if kinds.is_decision(text, echoes):
+    if kinds.is_decision(text, echoes, names):
         return "decision", None
     if context.proposal and context.answer != "permission" and kinds.TAKE_OPTION.match(text):
         return "decision", None  # "use that", "yes do that" after the assistant's proposal
     fragment = worktalk.is_fragment(text)
     imperative = worktalk.is_imperative(text)
     if answering and context.answer in ("fact", "decision") and (fragment or imperative) \
-            and not kinds.is_preference(text) and (context.answer == "decision" or fragment):
+            and not kinds.is_preference(text, names) and (context.answer == "decision" or fragment):
         return context.answer, None
-    if first and context.proposal and context.answer is None and echoes and worktalk.is_fragment(text):
-        return "decision", None  # "hash and length only" after "a safer option is to log a hash and the length"
     if negatives.is_request(text):
         return None, "one-off request"
     one_off = (imperative or rule == "instruction") and negatives.is_one_off(text)
@@ -107,11 +107,13 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
         return "decision", None  # "mock grpc with autodoc_mock_imports" after "we could mock the import"
     if rule is not None:
         return (None, "one-off request") if rule == "instruction" and one_off else (rule, None)
-    if kinds.is_preference(text):
+    if kinds.is_preference(text, names):
         return (None, "one-off request") if one_off else ("preference", None)
+    if first and context.proposal and context.answer is None and echoes and fragment:
+        return "decision", None  # "hash and length only" after "a safer option is to log a hash and the length"
     if negatives.is_status(text):
         return None, "status"
-    fact = kinds.fact_category(text)
+    fact = kinds.fact_category(text, names)
     if fact is not None:
         return fact, None
     return (None, "one-off request") if imperative else (None, None)
@@ -157,7 +159,7 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
     return out
 
 
-def _merge(reads: list[Read], turn_text: str) -> list[Read]:
+def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
     """Clauses of one sentence kept as one: the same kind said twice ("we run Kafka 3.6 on MSK, the
     topic has 24 partitions"), a statement and its tail ("..., oversells are expensive"), a statement
     and the remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that")."""
@@ -174,7 +176,7 @@ def _merge(reads: list[Read], turn_text: str) -> list[Read]:
                 read.category is None or family(read.category) == family(last.category)):
             last.end = read.end
         elif near and last.why is None and read.fragment and (family(read.category or "") == "rule" or (
-                _RULE_TAIL.match(turn_text[read.start:read.end]) and worktalk.is_technical(turn_text[last.start:read.end]))):
+                _RULE_TAIL.match(turn_text[read.start:read.end]) and worktalk.is_technical(turn_text[last.start:read.end], names))):
             last.end = read.end  # "secrets are stored in Vault, never in the repo", "..., always": one rule
             last.category = "constraint" if family(last.category or "") != "rule" else last.category
         elif joined and family(last.category or "") == "rule" and read.category in ("fact", "profile"):
@@ -203,10 +205,10 @@ def _annotate(out: list[Read], annotation: Read) -> None:
 
 def read_user_turn(turn: Turn, context: Context) -> list[Read]:
     """The spans of a user (or system) turn worth keeping, each with its category."""
-    return _merge(_clauses_read(turn, context), turn.content)
+    return _merge(_clauses_read(turn, context), turn.content, context.work)
 
 
-def read_assistant_turn(turn: Turn) -> list[Read]:
+def read_assistant_turn(turn: Turn, work: bool = False) -> list[Read]:
     """The assistant's restatements only, a sentence at a time: "Understood, every goroutine must take
     a context", "Redis for sessions, understood", "So we decided to use Redis"."""
     out = []
@@ -222,8 +224,8 @@ def read_assistant_turn(turn: Turn) -> list[Read]:
         text = bare(ACK_TAIL.sub("", turn.content[start:end]))
         if len(text.split()) < 3 or negatives.why_not(text) or negatives.is_status(text):
             continue
-        category = kinds.rule_category(text) or ("decision" if kinds.is_decision(text, True) else None) or \
-            ("preference" if kinds.is_preference(text) else kinds.fact_category(text))
+        category = kinds.rule_category(text, True, work) or ("decision" if kinds.is_decision(text, True) else None) \
+            or ("preference" if kinds.is_preference(text, work) else kinds.fact_category(text, work))
         if category:
             out.append(Read(start, end, parts[0].sentence, HARD, category))
     return out

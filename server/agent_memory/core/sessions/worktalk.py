@@ -84,14 +84,23 @@ class Gated:
         return self.pattern.search(text) if self.triggers.search(text) else None
 
 
+def is_work_session(texts: list[str], tools: bool) -> bool:
+    """A conversation about software work as a whole: it has tool turns, or a quarter of its turns
+    are work talk (personal chat has about one in fifty)."""
+    return tools or bool(texts) and sum(map(is_technical, texts)) >= 0.25 * len(texts)
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9-]+", text.lower())
 
 
 @_CACHE
-def is_technical(text: str) -> bool:
+def is_technical(text: str, names: bool = False) -> bool:
     """Work talk: a number, a version, a host, a path, an identifier (snake_case, camelCase, an
-    acronym), or a word of software work (repo, deploy, service, cache, ...)."""
+    acronym), or a word of software work (repo, deploy, service, cache, ...); with `names` (in a
+    session that is work talk as a whole), any name too ("Zustand", "Vercel", "Stripe")."""
+    if names and has_detail(text):
+        return True
     if _TECHNICAL.search(text) or any(caps not in _CHAT_CAPS for caps in _CAPS.findall(text)):
         return True
     return any(w in _WORK_WORDS or w.endswith("s") and (w[:-1] in _WORK_WORDS or w[:-2] in _WORK_WORDS)
