@@ -68,7 +68,8 @@ _COMMA_CUT = re.compile(
 _ANY_COMMA = re.compile(r",\s+")
 _JOINER = re.compile(r"^(?:and|but|so|then|also|plus|or)\s+", re.IGNORECASE)
 _GOVERNED = re.compile(r"^(?:except|unless|with|without|for|in|on|at|by|from|like|as|including|because|since|which|"
-                       r"that|where|when|while|after|before|until|than|to|of|via|per|especially|even|not)\b", re.IGNORECASE)
+                       r"that|where|when|while|after|before|until|than|to|of|via|per|especially|even|not)\b",
+                       re.IGNORECASE)
 
 
 def _statement_follows(text: str, pos: int) -> bool:

@@ -16,7 +16,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agent_memory.core.sessions.worktalk import Gated, has_detail, is_fragment, is_imperative, is_statement, is_technical
+from agent_memory.core.sessions.worktalk import (
+    Gated,
+    has_detail,
+    is_fragment,
+    is_imperative,
+    is_statement,
+    is_technical,
+)
 
 _I = re.IGNORECASE
 _CACHE = lru_cache(maxsize=4096)  # pure functions of a clause's text, asked several times per clause
@@ -26,7 +33,8 @@ ANNOTATION = re.compile(
     r"^(?:that'?s (?:a |our |the )?(?:hard |standing |strict |team |house |firm )?rule\b|let'?s make (?:that|it|this) "
     r"a (?:rule|standard)\b|(?:that'?s |it'?s )?non-negotiable\b|full stop\b|keep it that way\b|no exceptions\b|"
     r"(?:that'?s |it'?s )(?:a |our )?(?:regulator|regulatory|legal|compliance|security|audit|company|hard) "
-    r"(?:requirement|rule|policy)\b|\w+ enforces (?:it|that|this)\b|(?:it'?s|that'?s) (?:policy|the rule|the policy)\b)",
+    r"(?:requirement|rule|policy)\b|\w+ enforces (?:it|that|this)\b|"
+    r"(?:it'?s|that'?s) (?:policy|the rule|the policy)\b)",
     _I)
 ANNOTATION_WITHIN = re.compile(r",\s+" + ANNOTATION.pattern.lstrip("^"), _I)
 # "I prefer that over FutureWarning", "I prefer that for any third-party SDK": about the clause before.
@@ -52,7 +60,11 @@ _DECISION = Gated(re.compile(
     r"^\W*(?!(?:here|there|that|this|so|what|how|as)\b)\w[\w.+-]* it is[.!]*$|"
     r"\bbehind a (?:feature )?flag\b|\bship it\b|\bgoes away\b|\bis dropped\b|\bin favou?r of\b|\breplaces\b|"
     r"^(?:switch|migrate|move|upgrade|downgrade)\s+(?:\S+\s+){0,3}to\b|^set\s+\S+\s+to\b|^pin\b|^turn (?:on|off)\b|"
-    r"^(?:increase|decrease|raise|lower|bump|reduce|change|set)\s+(?:the\s+)?[\w\s.-]{1,30}?\s+to\s+\S*\d", _I), "decid", "chose", "picked", "agreed", "settle", "opted", "went with", "going", "will ", "switch", "moving", "dropping", "migrat", "adopt", "'ll", "let", "team", "decision", "go with", "stick", " it is", "flag", "ship it", "goes away", "dropped", "favo", "replaces", "move", "upgrade", "downgrade", "set ", "pin", "turn ", "increase", "decrease", "raise", "lower", "bump", "reduce", "change")
+    r"^(?:increase|decrease|raise|lower|bump|reduce|change|set)\s+(?:the\s+)?[\w\s.-]{1,30}?\s+to\s+\S*\d", _I),
+    "decid",  "chose",  "picked",  "agreed",  "settle",  "opted",  "went with",  "going",  "will ",  "switch",
+    "moving",  "dropping",  "migrat",  "adopt",  "'ll",  "let",  "team",  "decision",  "go with",  "stick",  " it is",
+    "flag",  "ship it",  "goes away",  "dropped",  "favo",  "replaces",  "move",  "upgrade",  "downgrade",  "set ",
+    "pin",  "turn ",  "increase",  "decrease",  "raise",  "lower",  "bump",  "reduce",  "change")
 # In work talk, or taking up the assistant's words: "let's batch per poll", "we'll stay on derive",
 # "we stay on 5.3", "the plan is to move reporting", "switching to uv", "we'll hold off on GraphQL".
 _WEAK_DECISION = Gated(re.compile(
@@ -68,23 +80,31 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
-    r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b", _I), "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating", "sticking", "hold", "postpone", "defer", "park")
+    r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b", _I),
+    "let",  "'ll",  "will",  "going",  "we",  "stay",  "instead",  "plan",  "switching",  "moving",  "migrating",
+    "sticking",  "hold",  "postpone",  "defer",  "park",  "enough",  "fine",  "ok",  "okay",  "way to go")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
 
 # Rules said plainly, in any conversation: obligations and limits.
 _MODAL = Gated(re.compile(
     r"\b(?:must(?:n'?t| not)?|have to|has to|is required|are required|required to|is mandatory|are mandatory|"
-    r"(?:is|are|isn'?t|aren'?t) not allowed|not allowed|never allowed|(?:isn'?t|aren'?t) (?:allowed|permitted)|no more than|at most|at least|"
-    r"can'?t exceed|cannot exceed|should (?:always|never|not)|deadline|due (?:by|on)|budget)\b", _I), "must", "have to", "has to", "required", "mandatory", "allowed", "permitted", "no more than", "at most", "at least", "exceed", "should", "deadline", "due", "budget")
+    r"(?:is|are|isn'?t|aren'?t) not allowed|not allowed|never allowed|(?:isn'?t|aren'?t) (?:allowed|permitted)|"
+    r"no more than|at most|at least|"
+    r"can'?t exceed|cannot exceed|should (?:always|never|not)|deadline|due (?:by|on)|budget)\b", _I),
+    "must",  "have to",  "has to",  "required",  "mandatory",  "allowed",  "permitted",  "no more than",  "at most",
+    "at least",  "exceed",  "should",  "deadline",  "due",  "budget")
 # ... and in work talk: "merges to main need two approvals", "cache TTLs can't exceed 60 s", "raw hex
 # colors are never allowed", "WaitForCompletion is banned", "PRs can only be merged by code owners".
 _WORK_MODAL = Gated(re.compile(
     r"\b(?:needs? to|requires?|(?<!\bwho )(?<!\bthat )(?<!\bwhich )(?<!\bi )(?<!\byou )(?<!\bwe )needs?\s+"
-    r"(?!to\b|it\b|them\b|one\b|help\b|some\b|more\b)\S|(?:is|are)\s+always\b|(?<!\bi )(?:can'?t|cannot|can not|may not)\s+(?!wait|believe|agree|beat|stop|imagine|thank|help|"
+    r"(?!to\b|it\b|them\b|one\b|help\b|some\b|more\b)\S|(?:is|are)\s+always\b|"
+    r"(?<!\bi )(?:can'?t|cannot|can not|may not)\s+(?!wait|believe|agree|beat|stop|imagine|thank|help|"
     r"tell|remember|say|express|describe|get over|handle|find|reproduce|see)|can only|(?:is|are) never|banned|"
     r"forbidden|prohibited|gets?\s+(?:explicit|a|an)\b|shouldn'?t|should|ought to|(?:is|are) (?:supposed|expected) to|"
     r"off-limits|not permitted|capped at|limited to|"
-    r"max(?:imum)?(?: of)? \d)", _I), "need", "require", "can", "may not", "never", "banned", "forbidden", "prohibited", "get", "should", "ought", "supposed", "expected", "off-limits", "permitted", "capped", "limited", "max", "always")
+    r"max(?:imum)?(?: of)? \d)", _I),
+    "need",  "require",  "can",  "may not",  "never",  "banned",  "forbidden",  "prohibited",  "get",  "should",
+    "ought",  "supposed",  "expected",  "off-limits",  "permitted",  "capped",  "limited",  "max",  "always")
 # "It must have been great", "that must be hard", "I have to say": not obligations.
 _NOT_MODAL = re.compile(
     r"\bi\s+(?:really\s+|still\s+|just\s+)?(?:can'?t|cannot|need|have to|had better|must)\b|\bmust-\w+|\ba must\b|"
@@ -119,7 +139,8 @@ _WORK_TEAM_RULE = re.compile(
 # "use that", "yes do that", "go with the first one": taking the option the assistant offered.
 TAKE_OPTION = re.compile(r"^(?:yes,?\s+|ok,?\s+|sure,?\s+)?(?:use|do|go with|take|pick|keep|choose|try)\s+(?:that|this|"
                          r"it|the (?:first|second|third|latter|former|last|other) one|option \w+|both)\b[.!]*$", _I)
-STANDING_WORDS = re.compile(r"\b(?:everything|from now on|going forward|in (?:the )?future|every time|whenever|as a rule|always|"
+STANDING_WORDS = re.compile(r"\b(?:everything|from now on|going forward|in (?:the )?future|every time|whenever|"
+                            r"as a rule|always|"
                        r"never|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
                        r"everywhere|for (?:all|any|every|each)\b|in (?:all|any|every|each|new)\b|for new\b|"
                        r"for anything)", _I)
@@ -161,10 +182,12 @@ _TEAM_FACT = re.compile(r"^(?:we|we're|we've|we all|our|the team'?s)\b", _I)
 _TEAM_TOOL = re.compile(r"^we\s+(?:\w+\s+)?(?:run|use|support|deploy|build|host|release|ship|wrap|target|pin)\b", _I)
 _TEAM_SHIPS = re.compile(r"^we\s+(?:\w+\s+)?(?:deploy|release|ship)\b", _I)
 # How a system is made and where it runs: a fact even when it names nothing capitalised ("built on oclif").
-_BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|hosted (?:on|in|at)|managed (?:with|by)|"
+_BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|hosted (?:on|in|at)|"
+                    r"managed (?:with|by)|"
                     r"written in|loaded (?:through|via)|stored in)\s+\S", _I)
 # What happened once, not what holds: "the build went red", "we were on 3.11", "is crashlooping".
-_NOT_FACT = re.compile(r"\b(?:was|were|had|went|did|got|used to|felt|seemed|looked|sounded|(?-i:(?:is|are) [a-z]+ing))\b", _I)
+_NOT_FACT = re.compile(r"\b(?:was|were|had|went|did|got|used to|felt|seemed|looked|sounded|"
+                       r"(?-i:(?:is|are) [a-z]+ing))\b", _I)
 _NAME_VERSION = re.compile(r"\b[A-Za-z][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 
 

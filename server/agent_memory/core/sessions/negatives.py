@@ -31,17 +31,25 @@ _WISH = re.compile(r"\b(?:i|we)(?:'d|\s+would)\s+(?:really\s+)?(?:like|love|pref
 _HYPOTHETICAL = Gated(re.compile(
     r"^(?:if|maybe|perhaps|probably|possibly|hopefully|ideally|suppose|supposing|assuming|in theory|unless|"
     r"what if|otherwise)\b|\b(?:would|could|might|may be|might be|maybe|perhaps|probably|possibly|likely|"
-    r"presumably|in case|i think|i don'?t think|i guess|my guess|i suspect|i believe|i wonder|i'?m not sure|not sure|seems|"
+    r"presumably|in case|i think|i don'?t think|i guess|my guess|i suspect|i believe|i wonder|i'?m not sure|"
+    r"not sure|seems|"
     r"seemed|looks like|it looks|sounds like|usually happens|in theory|hypothetically|wondering)\b|"
-    r"\b(?:we|you|it|that|they|he|she|this|there)'d\b|(?-i:\bmay\b(?!\s+not\b))", _I), "if", "maybe", "perhaps", "probab", "possib", "hopefully", "ideally", "suppos", "assum", "theory", "unless", "otherwise", "would", "could", "might", "may", "likely", "presumably", "in case", "think", "guess", "suspect", "believe", "wonder", "not sure", "seem", "look", "sounds like", "usually happens", "hypothetic", "'d")
+    r"\b(?:we|you|it|that|they|he|she|this|there)'d\b|(?-i:\bmay\b(?!\s+not\b))", _I),
+    "if",  "maybe",  "perhaps",  "probab",  "possib",  "hopefully",  "ideally",  "suppos",  "assum",  "theory",
+    "unless",  "otherwise",  "would",  "could",  "might",  "may",  "likely",  "presumably",  "in case",  "think",
+    "guess",  "suspect",  "believe",  "wonder",  "not sure",  "seem",  "look",  "sounds like",  "usually happens",
+    "hypothetic",  "'d")
 
 _SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever)\s", _I)
 
 # Someone else's words: "Marco said ...", "the docs claim ...", "according to the README".
 _QUOTE = Gated(re.compile(
     r"(?<!\bi )(?<!\bwe )(?<!\bas )\b(?:said|says|claims?|claimed|reckons?|reckoned|thinks|swears|argues|"
-    r"argued|insists?|insisted|told (?:me|us)|mentioned|mentions?|suggested|suggests|according to|apparently|allegedly)\b|"
-    r"^@[\w.-]+:|\b(?:docs?|documentation|readme|spec|people|folks|others)\s+say\b", _I), "said", "says", "claim", "reckon", "thinks", "swear", "argue", "insist", "told", "mention", "suggest", "according", "apparently", "allegedly", "@", "say")
+    r"argued|insists?|insisted|told (?:me|us)|mentioned|mentions?|suggested|suggests|according to|apparently|"
+    r"allegedly)\b|"
+    r"^@[\w.-]+:|\b(?:docs?|documentation|readme|spec|people|folks|others)\s+say\b", _I),
+    "said",  "says",  "claim",  "reckon",  "thinks",  "swear",  "argue",  "insist",  "told",  "mention",  "suggest",
+    "according",  "apparently",  "allegedly",  "@",  "say")
 
 # Taken back or left open: "not that we decided X", "we haven't decided", "3.13 isn't decided yet".
 _NEGATED = Gated(re.compile(
@@ -52,7 +60,9 @@ _NEGATED = Gated(re.compile(
     r"\blet'?s not\s+(?:decide|commit|rush|settle|change)\b|\b(?:i'?m|we'?re|i am|we are)?\s*not saying\b|"
     r"\bit'?s not that\b|\b(?:isn'?t|aren'?t|is not|are not|not)\s+(?:a\s+|our\s+)?(?:permanent|standing|hard|"
     r"fixed|general|team)\s+(?:rule|thing|decision|policy)\b|\bundecided\b|\bstill (?:deciding|open|undecided|"
-    r"debating|up in the air)\b|\bno decision\b|\btbd\b|\bup in the air\b|^not (?:yet|really|sure|now)\b", _I), "not", "n't", "never", "nobody", "no one", "nothing", "let", "saying", "undecided", "still", "decision", "tbd", "up in the air")
+    r"debating|up in the air)\b|\bno decision\b|\btbd\b|\bup in the air\b|^not (?:yet|really|sure|now)\b", _I),
+    "not",  "n't",  "never",  "nobody",  "no one",  "nothing",  "let",  "saying",  "undecided",  "still",  "decision",
+    "tbd",  "up in the air")
 
 # What happened, not what holds: failures, incidents, timings of one run.
 _STATUS = Gated(re.compile(
@@ -61,13 +71,19 @@ _STATUS = Gated(re.compile(
     r"broke|is broken|are broken|crash(?:ed|es|ing|looping)|is down|are down|went (?:down|nan|up)|is back|back up|"
     r"keeps \w+ing|doubled|tripled|spiked|spiking|climbing|dropped from|fell|rose|jumped|went from|(?:increased|"
     r"decreased|grew|shrank) (?:from|by)|hitch\w*|hangs|hung|ooms?|oom'?d|timed out|times out|"
-    r"regressed|(?<!that )(?<!which )(?:is|are|been|was|were|looks?|seems?|getting)\s+(?:\w+\s+)?flaky|is stuck|blew up|erroring|throws|threw|is throwing|\d{3}s from|are being \w+|"
+    r"regressed|(?<!that )(?<!which )(?:is|are|been|was|were|looks?|seems?|getting)\s+(?:\w+\s+)?flaky|is stuck|"
+    r"blew up|erroring|throws|threw|is throwing|\d{3}s from|are being \w+|"
     r"is being \w+|last night|yesterday|this morning|right now|since (?:yesterday|this|\d)|"
     r"after (?:the|yesterday'?s|\w+day'?s) (?:deploy|release|upgrade|merge|change))\b|"
     r"\btook (?:about |around |~)?\d|\b(?:logs?|output|errors?|traces?|profiler?)\s+(?:says?|shows?|said)\b|"
     r"\b(?:is|are) (?:too |really |very |way too |so )?(?:slow|painful)\b|\btoo (?:late|early|slow|fast|high|low|big|"
     r"small|long|short|noisy|aggressive|strict|loose|expensive)\b|"
-    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I), "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing", "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "dropped", "fell", "rose", "jumped", "from", "grew", "shrank", "by", "flaky", "stuck", "blew", "erroring", "throw", "threw", "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took", "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
+    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I),
+    "fail",  "broke",  "crash",  "down",  "went",  "back",  "keeps",  "doubled",  "tripled",  "spike",  "climbing",
+    "hitch",  "hang",  "hung",  "oom",  "timed out",  "times out",  "regress",  "dropped",  "fell",  "rose",
+    "jumped",  "from",  "grew",  "shrank",  "by",  "flaky",  "stuck",  "blew",  "erroring",  "throw",  "threw",
+    "s from",  "being",  "last night",  "yesterday",  "this morning",  "right now",  "since",  "after",  "took",
+    "say",  "show",  "slow",  "painful",  "too ",  "fixed",  "working",  "done",  "green")
 
 # Requests about the task at hand. Standing words ("always", "from now on", "in this repo") make a
 # request a rule or a preference instead.
@@ -76,7 +92,8 @@ _REQUEST = re.compile(
     r"\bhelp me\b|^i need (?:a|an|you|to|the)\b|^i want you to\b|^let me know\b|^the real ask\b|^just\b|"
     r"^(?:go ahead|do it|try (?:it|again)|walk me)\b|^i'?ll (?:think|check|look|ask|get back)\b", _I)
 _ONE_OFF = re.compile(
-    r"\b(?:for now|for the moment|this time|too[.!]*$|as well[.!]*$|right now|today|for today|in this (?:pr|file|function|"
+    r"\b(?:for now|for the moment|this time|too[.!]*$|as well[.!]*$|right now|today|for today|"
+    r"in this (?:pr|file|function|"
     r"change|commit|branch|test)|for this (?:pr|file|function|change|ticket|task|one|test|run)|this file|that file|"
     r"both|for real|the rest)\b", _I)
 STANDING = re.compile(

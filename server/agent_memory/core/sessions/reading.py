@@ -24,7 +24,8 @@ from agent_memory.core.sessions.retraction import State, is_directive, settle
 
 _I = re.IGNORECASE
 _LEAD = re.compile(
-    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|yeah|yes|yep|"
+    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
+    r"yeah|yes|yep|"
     r"wow|haha|hey|honestly|hmm+|nice|sweet|cool|great|good|perfect|phew|fyi|remember|note|plus|but|eh|er|right|"
     r"sure|👍)(?:[,:!.]+\s*|\s+))+", _I)
 _LABEL = re.compile(r"^(?![^:]*\b(?:decision|decided|rule|policy|convention|verdict|answer|plan|preference|style)\b)"
@@ -87,7 +88,8 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
     if labelled:
         return labelled, None
     rule = kinds.rule_category(text, opens, names)
-    if _LISTENER.search(text) and not worktalk.is_imperative(text) and not (rule and worktalk.is_technical(text, names)):
+    addressed = rule and worktalk.is_technical(text, names)  # "you must run make lint before pushing"
+    if _LISTENER.search(text) and not worktalk.is_imperative(text) and not addressed:
         return None, "about the listener"  # "you're doing great", "that must be so hard for you"
     echoes = context.echoes(text)
     if kinds.is_decision(text, echoes, names):
@@ -176,7 +178,8 @@ def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
                 read.category is None or family(read.category) == family(last.category)):
             last.end = read.end
         elif near and last.why is None and read.fragment and (family(read.category or "") == "rule" or (
-                _RULE_TAIL.match(turn_text[read.start:read.end]) and worktalk.is_technical(turn_text[last.start:read.end], names))):
+                _RULE_TAIL.match(turn_text[read.start:read.end]) and
+                worktalk.is_technical(turn_text[last.start:read.end], names))):
             last.end = read.end  # "secrets are stored in Vault, never in the repo", "..., always": one rule
             last.category = "constraint" if family(last.category or "") != "rule" else last.category
         elif joined and family(last.category or "") == "rule" and read.category in ("fact", "profile"):

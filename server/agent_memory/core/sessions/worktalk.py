@@ -24,7 +24,8 @@ _NUMBER = (r"\d+\.\d|\bv\d|[A-Za-z][-_]?\d|[:#]\d|\d+/\d|\b\d+(?!st\b|nd\b|rd\b|
            r"\b\d+\s*(?i:ms|sec|secs|seconds|minutes|mins|min|hours|hrs|mb|gb|kb|tb|rps|qps|req|requests|rows|"
            r"partitions|replicas|pods|threads|cores|nodes|instances|workers|approvals|retries|items|bytes|lines|"
            r"users|errors|tests|jobs|days|percent)\b")  # the units in any case, the rest as written
-_TECHNICAL = re.compile(_NUMBER + r"|\b(?:[A-Z]\w*|[a-z]+[A-Z]\w*)\s+v?\d{1,3}(?:\.\d+)*\b(?!\s*(?i:years?|months?|kids?|times))|[A-Za-z][\w-]*[./:_@#][\w]|(?<![\w.])\.[A-Za-z]\w*|\w\(\)|"
+_TECHNICAL = re.compile(_NUMBER + r"|\b(?:[A-Z]\w*|[a-z]+[A-Z]\w*)\s+v?\d{1,3}(?:\.\d+)*\b"
+                        r"(?!\s*(?i:years?|months?|kids?|times))|[A-Za-z][\w-]*[./:_@#][\w]|(?<![\w.])\.[A-Za-z]\w*|\w\(\)|"
                         r"\b[A-Za-z][a-z]+[A-Z]\w*|`")
 _CAPS = re.compile(r"\b[A-Z]{2,6}[0-9]*s?\b")
 # Capitals that are not names of software: "LGBTQ", "NYC", "RPG".
@@ -58,7 +59,8 @@ _AUX = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|will|would|can|could|should|must|may|might|shall|"
     r"isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|won'?t|can'?t|cannot)\b|\b(?:it|that|there|what|he|she|who|"
     r"here)'s\b|'re\b|'ll\b|'ve\b|'d\b|\b(?:i|we|they|you|he|she|it)\s+\w", _I)
-_SUBJECT_FIRST = re.compile(r"^\S+\s+(?:\S+\s+){0,2}?(?<!\ba )(?<!\ban )(?<!\bthe )(?:is|are|was|were|has|have|must|should|can|will|need|needs|go|"
+_SUBJECT_FIRST = re.compile(r"^\S+\s+(?:\S+\s+){0,2}?(?<!\ba )(?<!\ban )(?<!\bthe )(?:is|are|was|were|has|have|must|"
+                            r"should|can|will|need|needs|go|"
                             r"goes|gets|get|live|lives|run|runs)\b(?!\s+(?:a|an|the)\b)", _I)
 _PLAIN_WORD = re.compile(r"(?<![\w./-])[a-z]+(?![\w/-]|\.\w)")
 _IMPERATIVES = frozenset(
