@@ -42,6 +42,7 @@ _MACHINE = re.compile(
     r"(def|class|func|fn|public|private|return|import|from|const|let|var|if|for|while)\b.*[(){:;=]\s*$)")
 _CODE_CHARS = re.compile(r"[{}();=<>\[\]|\\$]")
 _QUOTED = re.compile(r"^\s*>")
+_PROMPT = re.compile(r"^\s*(?:\$|>>>|#|PS>|C:\\>)\s")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=[.!?])\s+")
@@ -162,14 +163,15 @@ def _split(spans: list[Span], text: str, pattern: re.Pattern[str], cut: str,
 
 def _lines(text: str) -> list[Span]:
     """Spans of prose lines: fenced blocks, quoted lines and machine lines left out."""
-    out, fenced, at = [], False, 0
+    out, fenced, output, at = [], False, False, 0
     for line in text.splitlines(keepends=True):
         start, at = at, at + len(line)
         body = line.rstrip("\r\n")
         if _FENCE.match(body):
             fenced = not fenced
             continue
-        if fenced or not body.strip() or _QUOTED.match(body) or _is_machine(body):
+        output = output and bool(body.strip()) or bool(_PROMPT.match(body))  # a command's output runs to a blank line
+        if fenced or output or not body.strip() or _QUOTED.match(body) or _is_machine(body):
             continue
         bullet = _BULLET.match(body)
         lead = bullet.end() if bullet else len(body) - len(body.lstrip())
