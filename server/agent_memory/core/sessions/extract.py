@@ -39,6 +39,7 @@ _SMALLTALK = re.compile(
     r"nope|right|exactly|i see|hmm+|oh|wow)\b[\s\w,!.']{0,30}$", re.IGNORECASE)
 _PLEASE = re.compile(r"[,\s]+please[.!]*$", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
+_STOP = frozenset("the and for with are is was our its this that from into per not all any".split())
 _STRONG = re.compile(r"\b(?:always|never|must|don'?t|do not)\b", re.IGNORECASE)
 _CONFIDENCE = {"instruction": 0.7, "constraint": 0.8, "decision": 0.8, "preference": 0.75, "profile": 0.8,
                "fact": 0.75}
@@ -60,6 +61,10 @@ class Sourced:
     turn: int
     start: int
     end: int
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[\w./:@-]+", text.lower().rstrip(".")) if len(w) > 2} - _STOP
 
 
 def _speaker(turn: Turn) -> str:
@@ -120,6 +125,9 @@ def extract_with_sources(turns: list[Turn], max_items: int) -> list[Sourced]:
             insight = _insight(read, turn)
             if insight is None or any(near_duplicate(insight.content, seen.insight.content, 0.8) for _, seen in found):
                 continue
+            if turn.role == "assistant" and any(_words(insight.content) <= _words(seen.insight.content)
+                                                for _, seen in found):
+                continue  # "CI runs on forge-7." after the user's "Our CI runs on a runner named forge-7."
             found.append((len(found), Sourced(insight, index, read.start, read.end)))
     found.sort(key=lambda pair: (-pair[1].insight.confidence, pair[0]))
     return [sourced for _, sourced in found[:max_items]]

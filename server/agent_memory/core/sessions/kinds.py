@@ -61,10 +61,10 @@ _DECISION = Gated(re.compile(
     r"\bbehind a (?:feature )?flag\b|\bship it\b|\bgoes away\b|\bis dropped\b|\bin favou?r of\b|\breplaces\b|"
     r"^(?:switch|migrate|move|upgrade|downgrade)\s+(?:\S+\s+){0,3}to\b|^set\s+\S+\s+to\b|^pin\b|^turn (?:on|off)\b|"
     r"^(?:increase|decrease|raise|lower|bump|reduce|change|set)\s+(?:the\s+)?[\w\s.-]{1,30}?\s+to\s+\S*\d", _I),
-    "decid",  "chose",  "picked",  "agreed",  "settle",  "opted",  "went with",  "going",  "will ",  "switch",
-    "moving",  "dropping",  "migrat",  "adopt",  "'ll",  "let",  "team",  "decision",  "go with",  "stick",  " it is",
-    "flag",  "ship it",  "goes away",  "dropped",  "favo",  "replaces",  "move",  "upgrade",  "downgrade",  "set ",
-    "pin",  "turn ",  "increase",  "decrease",  "raise",  "lower",  "bump",  "reduce",  "change")
+    "decid", "chose", "picked", "agreed", "settle", "opted", "went with", "going", "will ", "switch",
+    "moving", "dropping", "migrat", "adopt", "'ll", "let", "team", "decision", "go with", "stick", " it is",
+    "flag", "ship it", "goes away", "dropped", "favo", "replaces", "move", "upgrade", "downgrade", "set ",
+    "pin", "turn ", "increase", "decrease", "raise", "lower", "bump", "reduce", "change")
 # In work talk, or taking up the assistant's words: "let's batch per poll", "we'll stay on derive",
 # "we stay on 5.3", "the plan is to move reporting", "switching to uv", "we'll hold off on GraphQL".
 _WEAK_DECISION = Gated(re.compile(
@@ -80,9 +80,12 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
-    r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b", _I),
-    "let",  "'ll",  "will",  "going",  "we",  "stay",  "instead",  "plan",  "switching",  "moving",  "migrating",
-    "sticking",  "hold",  "postpone",  "defer",  "park",  "enough",  "fine",  "ok",  "okay",  "way to go")
+    r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b|"
+    r"\b(?:starting|from|as of|effective)\s+(?:q[1-4]|next (?:week|month|quarter|sprint|release)|(?:jan|feb|mar|apr|"
+    r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday|v?\d)", _I),
+    "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating",
+    "sticking", "hold", "postpone", "defer", "park", "enough", "fine", "ok", "okay", "way to go",
+    "starting", "from", "as of", "effective")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
 
 # Rules said plainly, in any conversation: obligations and limits.
@@ -91,8 +94,8 @@ _MODAL = Gated(re.compile(
     r"(?:is|are|isn'?t|aren'?t) not allowed|not allowed|never allowed|(?:isn'?t|aren'?t) (?:allowed|permitted)|"
     r"no more than|at most|at least|"
     r"can'?t exceed|cannot exceed|should (?:always|never|not)|deadline|due (?:by|on)|budget)\b", _I),
-    "must",  "have to",  "has to",  "required",  "mandatory",  "allowed",  "permitted",  "no more than",  "at most",
-    "at least",  "exceed",  "should",  "deadline",  "due",  "budget")
+    "must", "have to", "has to", "required", "mandatory", "allowed", "permitted", "no more than", "at most",
+    "at least", "exceed", "should", "deadline", "due", "budget")
 # ... and in work talk: "merges to main need two approvals", "cache TTLs can't exceed 60 s", "raw hex
 # colors are never allowed", "WaitForCompletion is banned", "PRs can only be merged by code owners".
 _WORK_MODAL = Gated(re.compile(
@@ -103,8 +106,8 @@ _WORK_MODAL = Gated(re.compile(
     r"forbidden|prohibited|gets?\s+(?:explicit|a|an)\b|shouldn'?t|should|ought to|(?:is|are) (?:supposed|expected) to|"
     r"off-limits|not permitted|capped at|limited to|"
     r"max(?:imum)?(?: of)? \d)", _I),
-    "need",  "require",  "can",  "may not",  "never",  "banned",  "forbidden",  "prohibited",  "get",  "should",
-    "ought",  "supposed",  "expected",  "off-limits",  "permitted",  "capped",  "limited",  "max",  "always")
+    "need", "require", "can", "may not", "never", "banned", "forbidden", "prohibited", "get", "should",
+    "ought", "supposed", "expected", "off-limits", "permitted", "capped", "limited", "max", "always")
 # "It must have been great", "that must be hard", "I have to say": not obligations.
 _NOT_MODAL = re.compile(
     r"\bi\s+(?:really\s+|still\s+|just\s+)?(?:can'?t|cannot|need|have to|had better|must)\b|\bmust-\w+|\ba must\b|"
@@ -135,7 +138,9 @@ _WORK_TEAM_RULE = re.compile(
     rf"(?:don'?t|do not)\s+(?!(?:{_CHAT_VERBS}|use|have|need|run|support)\b)\w+|require|"
     r"enforce|pin|squash|rebase)\b|"
     r"^(?:every|each|all|any|both)\s+[^,]{1,50}?\s+(?:must|needs?|has to|have to|gets?|goes|go|requires?)\b|"
-    r"^everything\s+(?:goes|in|through)\b|^(?:new\s+)?[\w-]+s\s+(?:go|goes)\s+(?:in|into|to|through)\b", _I)
+    r"^everything\s+(?:goes|in|through)\b|^(?:new\s+)?[\w-]+s\s+(?:go|goes)\s+(?:in|into|to|through)\b|"
+    r"\b(?:are|is)\s+(?:all\s+|always\s+)?(?:snake_case|camelcase|pascalcase|kebab-case|lower ?case|upper ?case|"
+    r"screaming_snake_case|prefixed|suffixed|named after)\b", _I)
 # "use that", "yes do that", "go with the first one": taking the option the assistant offered.
 TAKE_OPTION = re.compile(r"^(?:yes,?\s+|ok,?\s+|sure,?\s+)?(?:use|do|go with|take|pick|keep|choose|try)\s+(?:that|this|"
                          r"it|the (?:first|second|third|latter|former|last|other) one|option \w+|both)\b[.!]*$", _I)
@@ -174,6 +179,7 @@ _OVER = re.compile(r"\S\s+(?:over|instead of|rather than)\s+\S|,\s+not\s+\S", _I
 _PROFILE = re.compile(
     r"\bmy name is\b|\bi(?: am|'m) (?:a|an|the|based in|from|responsible for|working on|in charge of)\b"
     r"(?!\s+(?:big |huge )?fan\b)|\bi work (?:at|for|as|on|in)\b|\bi live in\b|\bi'm based\b|"
+    r"^i (?:maintain|own|lead|manage|run) (?:the|our)\b|"
     r"\b(?:my|our) (?:team|role|job|company|manager|timezone|time zone|email|office|stack|project|repo|"
     r"repository|product|deadline|budget|customer|client)s?\b\s+(?:is|are|uses|runs|lives|sits)\b", _I)
 # "we run Kafka 3.6 on MSK", "we're on Expo SDK 51", "we don't use Docker for this service".
@@ -186,7 +192,8 @@ _BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|
                     r"managed (?:with|by)|"
                     r"written in|loaded (?:through|via)|stored in)\s+\S", _I)
 # What happened once, not what holds: "the build went red", "we were on 3.11", "is crashlooping".
-_NOT_FACT = re.compile(r"\b(?:was|were|had|went|did|got|used to|felt|seemed|looked|sounded|"
+_NOT_FACT = re.compile(r"\b(?:(?:we're|we are|i'm|i am|they're) (?!on\b|in\b)\w+ing|was|were|had|went|did|got|"
+                       r"used to|felt|seemed|looked|sounded|"
                        r"(?-i:(?:is|are) [a-z]+ing))\b", _I)
 _NAME_VERSION = re.compile(r"\b[A-Za-z][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 

@@ -35,10 +35,10 @@ _HYPOTHETICAL = Gated(re.compile(
     r"not sure|seems|"
     r"seemed|looks like|it looks|sounds like|usually happens|in theory|hypothetically|wondering)\b|"
     r"\b(?:we|you|it|that|they|he|she|this|there)'d\b|(?-i:\bmay\b(?!\s+not\b))", _I),
-    "if",  "maybe",  "perhaps",  "probab",  "possib",  "hopefully",  "ideally",  "suppos",  "assum",  "theory",
-    "unless",  "otherwise",  "would",  "could",  "might",  "may",  "likely",  "presumably",  "in case",  "think",
-    "guess",  "suspect",  "believe",  "wonder",  "not sure",  "seem",  "look",  "sounds like",  "usually happens",
-    "hypothetic",  "'d")
+    "if", "maybe", "perhaps", "probab", "possib", "hopefully", "ideally", "suppos", "assum", "theory",
+    "unless", "otherwise", "would", "could", "might", "may", "likely", "presumably", "in case", "think",
+    "guess", "suspect", "believe", "wonder", "not sure", "seem", "look", "sounds like", "usually happens",
+    "hypothetic", "'d")
 
 _SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever)\s", _I)
 
@@ -48,8 +48,8 @@ _QUOTE = Gated(re.compile(
     r"argued|insists?|insisted|told (?:me|us)|mentioned|mentions?|suggested|suggests|according to|apparently|"
     r"allegedly)\b|"
     r"^@[\w.-]+:|\b(?:docs?|documentation|readme|spec|people|folks|others)\s+say\b", _I),
-    "said",  "says",  "claim",  "reckon",  "thinks",  "swear",  "argue",  "insist",  "told",  "mention",  "suggest",
-    "according",  "apparently",  "allegedly",  "@",  "say")
+    "said", "says", "claim", "reckon", "thinks", "swear", "argue", "insist", "told", "mention", "suggest",
+    "according", "apparently", "allegedly", "@", "say")
 
 # Taken back or left open: "not that we decided X", "we haven't decided", "3.13 isn't decided yet".
 _NEGATED = Gated(re.compile(
@@ -61,8 +61,8 @@ _NEGATED = Gated(re.compile(
     r"\bit'?s not that\b|\b(?:isn'?t|aren'?t|is not|are not|not)\s+(?:a\s+|our\s+)?(?:permanent|standing|hard|"
     r"fixed|general|team)\s+(?:rule|thing|decision|policy)\b|\bundecided\b|\bstill (?:deciding|open|undecided|"
     r"debating|up in the air)\b|\bno decision\b|\btbd\b|\bup in the air\b|^not (?:yet|really|sure|now)\b", _I),
-    "not",  "n't",  "never",  "nobody",  "no one",  "nothing",  "let",  "saying",  "undecided",  "still",  "decision",
-    "tbd",  "up in the air")
+    "not", "n't", "never", "nobody", "no one", "nothing", "let", "saying", "undecided", "still", "decision",
+    "tbd", "up in the air")
 
 # What happened, not what holds: failures, incidents, timings of one run.
 _STATUS = Gated(re.compile(
@@ -79,11 +79,11 @@ _STATUS = Gated(re.compile(
     r"\b(?:is|are) (?:too |really |very |way too |so )?(?:slow|painful)\b|\btoo (?:late|early|slow|fast|high|low|big|"
     r"small|long|short|noisy|aggressive|strict|loose|expensive)\b|"
     r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I),
-    "fail",  "broke",  "crash",  "down",  "went",  "back",  "keeps",  "doubled",  "tripled",  "spike",  "climbing",
-    "hitch",  "hang",  "hung",  "oom",  "timed out",  "times out",  "regress",  "dropped",  "fell",  "rose",
-    "jumped",  "from",  "grew",  "shrank",  "by",  "flaky",  "stuck",  "blew",  "erroring",  "throw",  "threw",
-    "s from",  "being",  "last night",  "yesterday",  "this morning",  "right now",  "since",  "after",  "took",
-    "say",  "show",  "slow",  "painful",  "too ",  "fixed",  "working",  "done",  "green")
+    "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing",
+    "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "dropped", "fell", "rose",
+    "jumped", "from", "grew", "shrank", "by", "flaky", "stuck", "blew", "erroring", "throw", "threw",
+    "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took",
+    "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
 
 # Requests about the task at hand. Standing words ("always", "from now on", "in this repo") make a
 # request a rule or a preference instead.
