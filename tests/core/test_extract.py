@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.sessions.extract import Turn, extract, third_person
+from agent_memory.core.sessions.extract import Turn, extract, extract_with_sources, third_person
 from agent_memory.core.sessions.summary import Rarity, chunk, size, summarise
 
 
@@ -116,3 +116,130 @@ def test_a_long_gist_keeps_its_rarest_words_first() -> None:
     assert len(text) <= 100
     for word in ("Okonkwo", "Lagos", "volcanic"):
         assert word in text, text
+
+
+# Developer conversations (issue #37 item 2): what a developer would sign, and the hard negatives.
+
+def _said(*turns: tuple[str, str]) -> list[tuple[str, str, str]]:
+    """(kind, category, content) of every insight from (role, text) turns, in the order found."""
+    found = extract_with_sources([Turn(role, text) for role, text in turns], 100)
+    return [(s.insight.kind, s.insight.category, s.insight.content) for s in sorted(found, key=lambda s: s.start)]
+
+
+def test_an_impersonal_fact_with_numbers_gives_one_fact_per_clause_and_keeps_its_details() -> None:
+    facts = _said(("user", "Our staging database is db-07 on port 6543; the deploy window is Thursdays 14:00 UTC."))
+    assert facts == [("fact", "fact", "Our staging database is db-07 on port 6543."),
+                     ("fact", "fact", "The deploy window is Thursdays 14:00 UTC.")]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("CI runs on self-hosted runners in eu-west-1", "CI runs on self-hosted runners in eu-west-1."),
+    ("fyi this repo is still on Go 1.21", "This repo is still on Go 1.21."),
+    ("we run Kafka 3.6 on MSK, the order-events topic has 24 partitions.",
+     "We run Kafka 3.6 on MSK, the order-events topic has 24 partitions."),
+    ("We don't use Docker for this service.", "We don't use Docker for this service."),
+])
+def test_team_voice_and_impersonal_facts_are_kept_as_said(said: str, content: str) -> None:
+    assert _said(("user", said)) == [("fact", "fact", content)]
+
+
+@pytest.mark.parametrize("said", [
+    "we never release on Fridays", "every PR needs two approvals", "all migrations must be reversible",
+    "nobody pushes directly to main", "raw hex colors are never allowed in components",
+    "if a migration fails, roll back before anything else", "no secrets in environment files, ever",
+])
+def test_rules_in_the_teams_voice_are_rules(said: str) -> None:
+    [(kind, category, _)] = _said(("user", said))
+    assert kind == "rule" and category in ("constraint", "instruction")
+
+
+@pytest.mark.parametrize("said", [
+    "let's go with pnpm", "we'll keep Postgres for the ledger", "ship it behind a flag then",
+    "going with pnpm for the monorepo", "We decided on Redis for the session store.",
+])
+def test_decisions_need_no_word_decided(said: str) -> None:
+    assert [(kind, category) for kind, category, _ in _said(("user", said))] == [("fact", "decision")]
+
+
+def test_a_statement_taken_back_in_the_same_turn_is_dropped_and_its_correction_kept() -> None:
+    kept = _said(("user", "bump celery to 5.4 while you're in there, actually no, scrap that, "
+                          "we stay on 5.3 until django-celery-beat supports 5.4."))
+    assert kept == [("fact", "decision", "We stay on 5.3 until django-celery-beat supports 5.4.")]
+    assert _said(("user", "set the pool size to 20, no wait, 30")) == [
+        ("fact", "decision", "30 (instead of: set the pool size to 20).")]
+    assert _said(("user", "use OnPush too, eh, we already default to OnPush, never mind")) == [
+        ("fact", "fact", "We already default to OnPush.")]
+
+
+@pytest.mark.parametrize("said", [
+    "Run the ios tests too.", "rename this", "don't touch that file for now", "add a retry to the uploader",
+    "can you bump the chart version and redeploy", "help me look at the logs fast",
+])
+def test_one_off_requests_about_the_task_at_hand_are_not_kept(said: str) -> None:
+    assert _said(("user", said)) == []
+
+
+def test_a_standing_request_is_a_rule_or_a_preference() -> None:
+    assert _said(("user", "always run the ios tests before a release")) == [
+        ("rule", "instruction", "Always run the ios tests before a release.")]
+    assert _said(("user", "use pytest, not unittest, for anything new")) == [
+        ("rule", "preference", "Use pytest, not unittest, for anything new.")]
+    assert _said(("user", "I prefer errgroup over hand-rolled WaitGroups btw")) == [
+        ("fact", "preference", "The user prefers errgroup over hand-rolled WaitGroups.")]
+
+
+@pytest.mark.parametrize(("said", "why"), [
+    ("Should we use Redis for the cache?", "question"),
+    ("is clap's derive API slower to compile than the builder API", "question"),
+    ("If we moved to Kafka we'd need more brokers", "hypothetical"),
+    ("maybe we could switch acmectl to builder", "hypothetical"),
+    ("The bug is probably that round runs on a float before the Decimal conversion.", "hypothetical"),
+    ("Priya claims the cache is the bottleneck", "quote"),
+    ("the docs say the API is idempotent", "quote"),
+    ("We haven't decided on a key rotation schedule.", "negated"),
+    ("3.13 support isn't decided yet btw", "negated"),
+    ("the build is failing on main since this morning", "status"),
+])
+def test_questions_hypotheticals_quotes_negations_and_status_are_not_kept(said: str, why: str) -> None:
+    assert _said(("user", said)) == [], why
+
+
+def test_of_the_assistant_only_restatements_are_kept_and_its_filler_and_narration_never() -> None:
+    assert _said(("assistant", "Noted."), ("assistant", "Sure, I can help with that."),
+                 ("assistant", "I've converted refunds.py to Decimal and added a test. All 38 tests pass."),
+                 ("assistant", "My guess is the context is never cancelled, so each message leaks a goroutine.")) == []
+    [insight] = extract([Turn("assistant", "Understood, every goroutine must take a context.Context.")], 10)
+    assert (insight.kind, insight.content, insight.confidence) == (
+        "rule", "Every goroutine must take a context.Context.", 0.6)
+
+
+def test_a_short_answer_takes_its_kind_from_the_assistants_question() -> None:
+    assert _said(("assistant", "How many auth-service replicas run in prod?"), ("user", "6 replicas in prod")) == [
+        ("fact", "fact", "6 replicas in prod.")]
+    assert _said(("assistant", "What debounce window do you want?"), ("user", "20 ms debounce thanks")) == [
+        ("fact", "decision", "20 ms debounce.")]
+    assert _said(("assistant", "Should I fix both now?"), ("user", "yes fix both")) == []
+    assert _said(("assistant", "We could either install the extra or mock the import with autodoc_mock_imports."),
+                 ("user", "mock grpc with autodoc_mock_imports, installing it on RTD is slow")) == [
+        ("fact", "decision", "Mock grpc with autodoc_mock_imports.")]
+
+
+def test_code_logs_stack_traces_and_tool_output_give_nothing() -> None:
+    assert _said(("user", "it fails like this:\n```\nTraceback (most recent call last):\n  File \"app.py\", line 3\n"
+                          "ValueError: never deploy\n```"),
+                 ("tool", "ERROR - never deploy on Fridays: the build failed with 3 errors"),
+                 ("user", "$ kubectl get pods -n billing\nbilling-api-7d9 1/1 Running")) == []
+
+
+def test_personal_chat_reads_as_before_without_the_work_talk_rules() -> None:
+    assert _said(("user", "That's great, Caroline!"), ("user", "Let's keep going and chase our dreams!"),
+                 ("user", "It's gonna be my 4th one!"), ("user", "Can't wait to see it!")) == []
+    assert _said(("user", "I love hiking in the Alps every summer.")) == [
+        ("fact", "preference", "The user loves hiking in the Alps every summer.")]
+
+
+def test_each_insight_names_the_span_it_was_said_in() -> None:
+    text = "thanks! we release with goreleaser, tags are semver with a v prefix. can you cut v2.4.0?"
+    [sourced] = extract_with_sources([Turn("user", text)], 10)
+    assert sourced.turn == 0 and text[sourced.start:sourced.end] == "we release with goreleaser, tags are semver " \
+                                                                    "with a v prefix."

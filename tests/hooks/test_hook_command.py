@@ -273,7 +273,7 @@ async def test_a_gemini_cli_turn_the_helper_cannot_take_in_time_is_queued_not_lo
     done = hooks.run(after, host="gemini-cli", env={"MEMORY_HOOK_TIME_LIMIT": "0.1"})
     assert done.returncode == 0 and "queued" in done.stderr
     for _ in range(200):
-        turns = await _items(_settings(tmp_path), HOME, session_id="g-1")
+        turns = await _items(_settings(tmp_path), HOME, session_id="g-1", layer="session")
         if turns:
             break
         time.sleep(0.1)
@@ -336,9 +336,11 @@ async def test_gemini_cli_events_recall_and_capture(recalling: HookRunner, proje
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
     done = hooks.run({**after, "hook_event_name": "SessionEnd", "reason": "exit"}, host="gemini-cli")
     assert done.returncode == 0, done.stderr
-    turns = await _items(_settings(tmp_path), HOME, session_id="g-1")
+    turns = await _items(_settings(tmp_path), HOME, session_id="g-1", layer="session")
     assert sorted(t["content"] for t in turns) == ["Our CI runs on a self-hosted runner named forge-7.",
                                                    "Understood: CI runs on forge-7."]
+    facts = await _items(_settings(tmp_path), HOME, session_id="g-1", layer="long_term")
+    assert [f["content"] for f in facts] == ["Our CI runs on a self-hosted runner named forge-7."]  # SessionEnd
     done = hooks.run({"hook_event_name": "BeforeAgent", "session_id": "g-2", "cwd": str(project),
                       "prompt": "Which runner does our CI use?"}, host="gemini-cli")
     out = json.loads(done.stdout)["hookSpecificOutput"]

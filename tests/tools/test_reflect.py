@@ -157,6 +157,27 @@ async def test_reflect_extracts_facts_and_rules_and_leaves_chit_chat_out(agent: 
     assert actions.count("reflect") == len(data["items"]) + 1
 
 
+async def test_a_developer_session_is_distilled_into_its_facts_and_rules_and_a_one_off_request_into_nothing(
+        agent: Agent) -> None:
+    await agent.log("ship", "Our staging database is db-07 on port 6543; the deploy window is Thursdays 14:00 UTC.",
+                    {"role": "assistant", "content": "Noted. Shall I run the test suite now?"},
+                    "Run the ios tests too.",
+                    {"role": "tool", "name": "shell", "content": "$ make test-ios\n42 passed, 0 failed"},
+                    "bump celery to 5.4 while you're in there, actually no, scrap that",
+                    "we never release on Fridays")
+    failed, data = await agent.reflect(action="reflect", session_id="ship", use_sampling=False)
+    assert not failed, data
+    assert data["engine"] == "extractive" and data["turns_processed"] == 6
+    facts = sorted((i["content"], i["tags"]) for i in data["items"] if i["layer"] == "long_term")
+    assert facts == [("Our staging database is db-07 on port 6543.", ["reflection", "kind:fact"]),
+                     ("The deploy window is Thursdays 14:00 UTC.", ["reflection", "kind:fact"])]
+    assert [(i["layer"], i["content"]) for i in data["items"] if i["layer"] == "meta"] == [
+        ("meta", "We never release on Fridays.")]
+    everything = " ".join(i["content"] for i in data["items"]).lower()
+    for left_out in ("ios", "celery", "noted", "test suite", "passed"):
+        assert left_out not in everything, left_out
+
+
 async def test_a_repeated_fact_reinforces_the_existing_one(agent: Agent) -> None:
     await agent.log("a", "I prefer tabs over spaces in Python code.")
     failed, first = await agent.reflect(action="reflect", session_id="a")

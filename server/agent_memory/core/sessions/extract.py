@@ -1,144 +1,70 @@
-"""The deterministic extractive engine: stated preferences, decisions, profile facts, constraints
-and instructions become facts and rules; chit-chat, questions and tool output are left out.
+"""The deterministic extractive engine: what a session states that is worth keeping (facts,
+decisions, preferences and rules) becomes facts and rules; everything else is left out.
 
-Pure text rules, no model: the same transcript always gives the same result. First-person
-statements are rewritten in the third person ("I prefer tabs" -> "The user prefers tabs") so a
-fact still reads right when it is recalled in another session.
+Pure text rules, no model: the same transcript always gives the same result. Each turn is read
+clause by clause (`reading`): what the speaker takes back is dropped and its correction kept;
+questions, hypotheticals, other people's claims, negated or undecided choices, status reports and
+one-off requests are dropped; what remains is read as a decision, a rule, a preference or a fact,
+in the first person, in the team's voice or impersonally (the last two only in work talk). A short
+answer takes its kind from the assistant's question ("How many replicas run in prod?" - "6
+replicas in prod" is a fact; "What debounce window do you want?" - "20 ms" a decision). Of the
+assistant's turns only restatements are read ("Understood, every goroutine must take a
+context"); tool turns never give anything.
+
+First-person statements are rewritten in the third person ("I prefer tabs" -> "The user prefers
+tabs"); the team's voice and imperatives stay as said ("We never release on Fridays.").
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from agent_memory.core.model.statements import Insight, Turn
 from agent_memory.core.recall.context import near_duplicate
+from agent_memory.core.sessions.dialogue import ACK, ACK_TAIL, context_of
+from agent_memory.core.sessions.person import third_person
+from agent_memory.core.sessions.reading import Read, bare, read_assistant_turn, read_user_turn
+from agent_memory.core.sessions.worktalk import is_work_session
+
+__all__ = ["ROLES", "Insight", "Sourced", "Turn", "classify", "extract", "extract_with_sources", "is_smalltalk",
+           "sentences", "third_person"]
 
 ROLES = ("user", "assistant", "tool", "system")
 
-
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
-_CHATTER = re.compile(
+_SMALLTALK = re.compile(
     r"^(hi|hello|hey|thanks|thank you|thx|cheers|bye|goodbye|good (morning|afternoon|evening|night)|lol|haha+|"
     r"ok(ay)?|sure|great|cool|nice|awesome|perfect|sounds good|got it|no problem|you'?re welcome|yes|no|yep|"
     r"nope|right|exactly|i see|hmm+|oh|wow)\b[\s\w,!.']{0,30}$", re.IGNORECASE)
-_LEAD = re.compile(r"^(?:(?:please|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|yeah|yes|"
-                   r"yep|wow|haha|hey|honestly|actually|hmm)[,:!]?\s+)+",
-                   re.IGNORECASE)
-
-_INSTRUCTION = re.compile(
-    r"^(always|never|don'?t|do not|avoid|make sure|ensure|remember to|be sure to|use|prefer|write|run|put|call|"
-    r"add|include|reply|respond|answer|format|deploy|store|log)\b|"
-    r"\b(from now on|going forward|in (the )?future|every time|whenever)\b", re.IGNORECASE)
-# Encouragement and elliptical narrative that look like instructions: "Don't give up!", "Always here
-# to help", "Never saw this coming".
-_PRAISE = re.compile(
-    r"^(keep (it|going|up)|never give up|always remember|"
-    r"don'?t (worry|give up|stop|forget|let|be|feel|quit|miss|lose|hesitate|panic|doubt)|"
-    r"always (here|there|up|good|happy|great|glad|fun|nice|a)|never (had|saw|seen|been|thought|knew|expected|"
-    r"imagined|felt|got|a))\b", re.IGNORECASE)
-_CONSTRAINT = re.compile(
-    r"\b(must not|mustn'?t|must|have to|has to|is required|are required|required to|not allowed|no more than|"
-    r"at most|at least|deadline|due (by|on)|budget|cannot exceed|can'?t exceed|should (always|never|not))\b",
-    re.IGNORECASE)
-# "It must have been great", "that must be hard", "I have to say": not constraints.
-_EPISTEMIC = re.compile(
-    r"\bmust-have\b|\bmust(\s+have|'ve|\s+feel|\s+be\s+(a|an|so|really|very|such|hard|tough|nice|great|fun|amazing|awesome|"
-    r"exciting|lovely|scary|difficult|wonderful|special|proud|cool|beautiful))\b|"
-    r"\bha(ve|s) to (say|admit|go|run|tell|thank|ask)\b", re.IGNORECASE)
-_PREFERENCE = re.compile(
-    r"\b(i|we)\s+(?:really\s+|strongly\s+|usually\s+|generally\s+|definitely\s+|also\s+|much\s+|now\s+|"
-    r"actually\s+|still\s+|no\s+longer\s+)*"
-    r"(prefer|like|love|enjoy|hate|dislike|want|would rather|can'?t stand|don'?t like|do not like)\b"
-    r"(?!\s+(it|that|this|you|to (tell|say|ask|know|show|share|see|hear|thank))\b)|"
-    r"\bi'd rather\b|\bmy favou?rite\b|\bwe'd rather\b",
-    re.IGNORECASE)
-_DECISION = re.compile(
-    r"\b(i|we)\s+(have\s+|'ve\s+)?(decided|chose|picked|agreed|settled on|will go with|are going with|"
-    r"will use|are going to use|are switching to|switched to|will switch to)\b|"
-    r"\b(we're|we've|i've|i'm|we'll|i'll)\s+(decided|going with|going to use|switching to|go with|use)\b|"
-    r"\blet'?s (go with|use|stick with|switch to)\b|\b(the )?decision (is|was)\b|\bwe agreed\b",
-    re.IGNORECASE)
-_PROFILE = re.compile(
-    r"\bmy name is\b|\bi(?: am|'m) (a|an|the|based in|from|responsible for|working on|in charge of)\b|"
-    r"\bi work (at|for|as|on|in)\b|\bi live in\b|\bi'm based\b|\b(we|i) (use|run|host|deploy with|build with)\b|"
-    r"\b(my|our) (team|role|job|company|manager|timezone|time zone|email|office|stack|project|repo|"
-    r"repository|product|deadline|budget|customer|client)s?\b\s+(is|are|uses|runs|lives|sits)\b",
-    re.IGNORECASE)
-_QUESTION_START = re.compile(r"^(what|why|how|when|where|who|which|can|could|would|should|do|does|did|is|are|"
-                             r"will|shall|may)\b", re.IGNORECASE)
-
-_ADVERBS = {"really", "always", "never", "usually", "also", "still", "just", "strongly", "generally", "often",
-            "sometimes", "definitely", "mostly", "only", "actually", "much", "rarely", "normally", "now", "no",
-            "longer"}
-_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "was": "was", "don't": "doesn't",
-              "dont": "doesn't", "can": "can", "will": "will", "would": "would", "should": "should",
-              "could": "could", "must": "must", "might": "might", "may": "may", "did": "did", "had": "had",
-              "didn't": "didn't", "can't": "can't", "won't": "won't", "wouldn't": "wouldn't", "cannot": "cannot",
-              "shall": "shall", "need": "needs"}
-_CONTRACTIONS = {"i'm": ("is", False), "i've": ("has", False), "i'd": ("would", False), "i'll": ("will", False)}
-_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|[^A-Za-z]+")
+_PLEASE = re.compile(r"[,\s]+please[.!]*$", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
+_STOP = frozenset("the and for with are is was our its this that from into per not all any".split())
+_STRONG = re.compile(r"\b(?:always|never|must|don'?t|do not)\b", re.IGNORECASE)
+_CONFIDENCE = {"instruction": 0.7, "constraint": 0.8, "decision": 0.8, "preference": 0.75, "profile": 0.8,
+               "fact": 0.75}
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
 
-_PAST = {"chose", "went", "was", "were", "had", "did", "made", "took", "got", "saw", "felt", "thought", "knew",
-         "said", "came", "gave", "found", "told", "left", "began", "wrote", "ran", "bought", "brought", "taught",
-         "met", "lost", "won", "spent", "kept", "built", "sent", "became", "grew", "drove", "ate", "fell", "heard",
-         "held", "led", "paid", "sat", "slept", "spoke", "stood", "understood", "woke", "wore", "quit", "set", "put"}
+def is_smalltalk(sentence: str) -> bool:
+    """Greetings, thanks, acknowledgements and fragments of under three words."""
+    return len(sentence.split()) < 3 or bool(_SMALLTALK.match(sentence.strip()))
 
 
-def _conjugate(verb: str) -> str:
-    low = verb.lower()
-    if low in _IRREGULAR:
-        return _IRREGULAR[low]
-    if low.endswith("ed") or low in _PAST or not low.isalpha():
-        return verb
-    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """An insight and where it was said: the index of its turn and the span of its text there."""
+    insight: Insight
+    turn: int
+    start: int
+    end: int
 
 
-def third_person(sentence: str, speaker: str) -> str:
-    """Rewrite first-person singular words with `speaker` ("The user", or the turn's name)."""
-    tokens = _WORD.findall(sentence.replace("’", "'"))
-    out: list[str] = []
-    conjugate_next = False
-    for token in tokens:
-        low = token.lower()
-        label = speaker if not out or not "".join(out).strip() else _lower_label(speaker)
-        if not token[0].isalpha():
-            out.append(token)
-            continue
-        if conjugate_next:
-            if low in _ADVERBS:
-                out.append(token)
-                continue
-            out.append(_conjugate(token))
-            conjugate_next = False
-            continue
-        if low == "i":
-            out.append(label)
-            conjugate_next = True
-        elif low in _CONTRACTIONS:
-            out.append(f"{label} {_CONTRACTIONS[low][0]}")
-        elif low in ("my", "mine"):
-            out.append(f"{label}'s")
-        elif low in ("me",):
-            out.append(_lower_label(speaker) if out else speaker)
-        elif low == "myself":
-            out.append("themselves")
-        else:
-            out.append(token)
-    text = "".join(out).strip()
-    return text[:1].upper() + text[1:]
-
-
-def _lower_label(speaker: str) -> str:
-    return "the user" if speaker == "The user" else ("the assistant" if speaker == "The assistant" else speaker)
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[\w./:@-]+", text.lower().rstrip(".")) if len(w) > 2} - _STOP
 
 
 def _speaker(turn: Turn) -> str:
@@ -147,64 +73,66 @@ def _speaker(turn: Turn) -> str:
     return {"user": "The user", "assistant": "The assistant"}.get(turn.role, "The operator")
 
 
-def _clean(sentence: str) -> str:
-    text = _LEAD.sub("", sentence.strip()).strip(" -*•\t")
-    text = text[:1].upper() + text[1:]
-    if text and text[-1] not in ".!":
-        text = text.rstrip(",;:") + "."
-    return text
+def _content(text: str) -> str:
+    body = _PLEASE.sub("", bare(ACK_TAIL.sub("", ACK.sub("", text.strip()))))
+    body = body.strip(" -*•\t,;:")
+    if not body:
+        return ""
+    if re.match(r"^[a-z]+(?:\s|$)", body):  # a word, not an identifier ("ingest-svc", "minSdk", "node_exporter")
+        body = body[:1].upper() + body[1:]
+    if body[-1] not in ".!":
+        body = body.rstrip(",;:") + "."
+    return body
 
 
-def is_smalltalk(sentence: str) -> bool:
-    """Greetings, thanks, acknowledgements and fragments of under three words."""
-    return len(sentence.split()) < 3 or bool(_CHATTER.match(sentence.strip()))
-
-
-def _is_chatter(sentence: str) -> bool:
-    words = sentence.split()
-    return len(words) < 3 or bool(_CHATTER.match(sentence.strip())) or sentence.rstrip().endswith("?") \
-        or bool(_QUESTION_START.match(sentence.strip()) and len(words) < 6)
+def _insight(read: Read, turn: Turn) -> Insight | None:
+    text = turn.content[read.start:read.end]
+    content = _content(text)
+    if not content:
+        return None
+    if read.instead:
+        content = f"{content[:-1]} (instead of: {read.instead.rstrip('.,;: ')})."
+    category = read.category or "fact"
+    if category != "instruction" and _FIRST_PERSON.search(content):
+        content = third_person(content, _speaker(turn))  # imperatives stay as said
+    first_person = bool(re.match(r"^(?:i|we|i'd|i'm|we'd|my|our)\b", bare(text), re.IGNORECASE))
+    kind = "rule" if category in ("instruction", "constraint") or (category == "preference" and not first_person) \
+        else "fact"
+    confidence = 0.6 if turn.role == "assistant" else _CONFIDENCE[category]
+    if category == "instruction" and _STRONG.search(text) and turn.role != "assistant":
+        confidence = 0.85
+    return Insight(kind, content, confidence, category)
 
 
 def classify(turn: Turn, sentence: str) -> Insight | None:
-    """The insight one sentence of one turn states, if any."""
-    if _is_chatter(sentence):
-        return None
-    text = _clean(sentence)
-    speaker = _speaker(turn)
-    bare = _LEAD.sub("", sentence)
-    about_listener = re.search(r"\byou\b|\byour\b", bare, re.IGNORECASE) and not _INSTRUCTION.match(bare)
-    if len(bare.split()) < 4 or about_listener:
-        return None  # fragments, and remarks about the listener, are not lasting facts
-    if turn.role in ("user", "system"):
-        lead = _LEAD.sub("", sentence)
-        if _INSTRUCTION.search(lead) and not _PRAISE.match(lead) and not re.match(r"^\s*(i|we)\b", lead, re.I):
-            strong = bool(re.search(r"\b(always|never|must|don'?t|do not)\b", sentence, re.IGNORECASE))
-            return Insight("rule", text, 0.85 if strong else 0.7, "instruction")
-        if _CONSTRAINT.search(sentence) and not _EPISTEMIC.search(sentence):
-            return Insight("rule", third_person(text, speaker), 0.8, "constraint")
-        if _DECISION.search(sentence):
-            return Insight("fact", third_person(text, speaker), 0.8, "decision")
-        if _PREFERENCE.search(sentence):
-            return Insight("fact", third_person(text, speaker), 0.75, "preference")
-        if _PROFILE.search(sentence):
-            return Insight("fact", third_person(text, speaker), 0.8, "profile")
-        return None
-    if turn.role == "assistant" and _DECISION.search(sentence) and re.search(r"\bwe\b|\blet'?s\b", sentence, re.I):
-        return Insight("fact", text, 0.6, "decision")  # the assistant restating a shared decision
-    return None
+    """The first insight one sentence of one turn states, if any (no conversation around it)."""
+    found = extract_with_sources([Turn(turn.role, sentence, turn.name, turn.at)], 1)
+    return found[0].insight if found else None
+
+
+def extract_with_sources(turns: list[Turn], max_items: int) -> list[Sourced]:
+    """What `extract` gives, each insight with the turn and the span it came from."""
+    found: list[tuple[int, Sourced]] = []
+    previous: Turn | None = None
+    work = is_work_session([t.content for t in turns if t.role != "tool"], any(t.role == "tool" for t in turns))
+    for index, turn in enumerate(turns):
+        if turn.role == "tool":
+            continue  # tool output states results, not the user's facts or rules
+        reads = read_assistant_turn(turn, work) if turn.role == "assistant" else \
+            read_user_turn(turn, context_of(previous, work))
+        previous = turn
+        for read in reads:
+            insight = _insight(read, turn)
+            if insight is None or any(near_duplicate(insight.content, seen.insight.content, 0.8) for _, seen in found):
+                continue
+            if turn.role == "assistant" and any(_words(insight.content) <= _words(seen.insight.content)
+                                                for _, seen in found):
+                continue  # "CI runs on forge-7." after the user's "Our CI runs on a runner named forge-7."
+            found.append((len(found), Sourced(insight, index, read.start, read.end)))
+    found.sort(key=lambda pair: (-pair[1].insight.confidence, pair[0]))
+    return [sourced for _, sourced in found[:max_items]]
 
 
 def extract(turns: list[Turn], max_items: int) -> list[Insight]:
     """Facts and rules stated in `turns`, strongest first, without near-duplicates."""
-    found: list[tuple[int, Insight]] = []
-    for turn in turns:
-        if turn.role == "tool":
-            continue  # tool output states results, not the user's facts or rules
-        for sentence in sentences(turn.content):
-            insight = classify(turn, sentence)
-            if insight is None or any(near_duplicate(insight.content, seen.content, 0.8) for _, seen in found):
-                continue
-            found.append((len(found), insight))
-    found.sort(key=lambda pair: (-pair[1].confidence, pair[0]))
-    return [insight for _, insight in found[:max_items]]
+    return [sourced.insight for sourced in extract_with_sources(turns, max_items)]
