@@ -46,6 +46,8 @@ def name_class(name: str) -> str | None:
         return _SPECIAL[low]
     if low == "sig":
         return "sas"
+    if "csrf" in low or "xsrf" in low:
+        return None  # a CSRF token is no credential: every page of the site holds it, alone it opens nothing
     words = name_words(name)
     if not words or _NEVER & set(words) or words[-1] in NOT_SECRET:
         return None

@@ -20,8 +20,10 @@ from agent_memory.core.memories.secrets.values import (
 )
 
 _PAIR = re.compile(r"(?:^|[\s;,:'\"{(])(?P<name>[A-Za-z0-9_.!#$%&*+^|~-]{1,64})=(?P<v>[^;,\s'\"]{1,4096})")
-_SESSIONISH = re.compile(r"sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf", re.I)
-_SESSIONISH_NAME = r"(?:sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf)[^\s=;,]{0,40}+="  # in a cookie line
+_SESSIONISH = re.compile(r"sess|sid|auth|token|remember|login|jwt|secure", re.I)
+# A CSRF token is no credential: every page of the site holds it, and alone it authenticates nothing.
+_CSRF = re.compile(r"csrf|xsrf", re.I)
+_SESSIONISH_NAME = r"(?:sess|sid|auth|token|remember|login|jwt|secure)[^\s=;,]{0,40}+="  # in a cookie line
 _CHALLENGE = re.compile(r"[a-z_][a-z0-9_.-]*=")  # `Bearer realm=...`: a challenge's parameter
 _HOST = re.compile(r"[A-Za-z0-9.*_\[\]-]{1,253}")
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
@@ -72,6 +74,12 @@ def _url(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
         yield "password", *g.span("v")
 
 
+def _url_token(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    start, end = g.span("tok")
+    if random_looking(scan.text[start:end], 20):
+        yield "token", start, end
+
+
 def _authorization(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     start = g.start("v")
     value = trim(scan.text[start:g.end("v")])
@@ -104,7 +112,8 @@ def _cookie(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 def _cookie_pairs(text: str, start: int, end: int) -> Found:
     for pair in _PAIR.finditer(text, start, end):
         value = trim(pair.group("v"))
-        if _SESSIONISH.search(pair.group("name")) and random_looking(value):
+        name = pair.group("name")
+        if _SESSIONISH.search(name) and not _CSRF.search(name) and random_looking(value):
             yield "session_cookie", pair.start("v"), pair.start("v") + len(value)
 
 
@@ -183,14 +192,22 @@ def _pgpass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 
 RULES: tuple[Rule, ...] = (
     Rule("raw", ":", r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
+    # A token as a URL's user (`https://<token>@github.com/...`, a Sentry DSN's key), and the password
+    # of a Go MySQL DSN (`user:PW@tcp(host:3306)/db`).
+    Rule("raw", ":", r"//(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
+    Rule("raw", ":", r"(?<=[A-Za-z0-9_.-]:)(?P<v>[^\s:/@'\"<>`]{1,256}+)@(?:tcp6?|udp|unix)\(", _url, 1),
     Rule("raw", ":", r"(?:\d{1,5}|\*):[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
          _pgpass, 1),
     Rule("raw", ":", r"(?<=\s/p:)(?P<v>[^\s]{1,256}+)", _rdp, 1),
-    Rule("raw", r"\-", r"(?<=[ \t]-)(?:pass(?:in|out)?[ \t]++pass:(?P<ossl>[^\s]{4,256}+)|S(?P<sudo>[ \t])"
-                     r"|(?P<opt>[paPwuUb])(?:[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
-                     r"|-user(?:=|[ \t]++)(?P<user>[^\s]{4,512}+))",
+    # The option's value is read in a lookahead: the search goes on inside it (`-p pypi-...`).
+    Rule("raw", r"\-", r"(?<=[ \t]-)(?:pass(?:in|out)?[ \t]++pass:(?=(?P<ossl>[^\s]{4,256}+))|S(?P<sudo>[ \t])"
+                     r"|(?P<opt>[paPwuUb])(?=[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
+                     r"|-user(?:=|[ \t]++)(?=(?P<user>[^\s]{4,512}+)))",
          _option, 1),
-    Rule("low", "auth", r"orization\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
+    # `Authorization: ...`, `"Authorization": "..."`, and a server's directive: `proxy_set_header
+    # Authorization "Basic ..."`, `RequestHeader set Authorization "Bearer ..."`.
+    Rule("low", "auth", r"orization(?:\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
+                      r"|[ \t]++\\?[\"']?(?=(?:basic|bearer|token|digest)[ \t]))"
                       r"(?:(?P<scheme>[a-z][a-z0-9._-]{1,30}+)[ \t]++)?"
                       r"(?P<v>[^\s\"'<>`,;)\\-][^\s\"'<>`,;)\\]{7,4096}+)",
          _authorization, 1),
