@@ -12,8 +12,16 @@ import pytest
 from agent_memory.core.memories.secrets import Redactor, find_secrets, redact, secret_name
 from agent_memory.core.memories.secrets.formats import SEPARATED
 
-CORPUS = [json.loads(line) for line in
-          (Path(__file__).parents[1] / "fixtures" / "secrets_corpus.jsonl").read_text().splitlines() if line]
+
+def load(name: str) -> list[dict]:
+    return [json.loads(line) for line in (Path(__file__).parents[1] / "fixtures" / name).read_text().splitlines()
+            if line]
+
+
+CORPUS = load("secrets_corpus.jsonl")
+# Written blind by another hand, without seeing the rules (first measured at recall 0.895 with 5 false
+# redactions; the rules were then changed to it, so it is no longer blind, but it holds the line).
+BLIND = load("secrets_blind.jsonl")
 
 
 def spans_of(text: str, value: str) -> list[tuple[int, int]]:
@@ -27,11 +35,14 @@ def test_the_corpus_is_big_enough_and_labelled() -> None:
     assert all(r["secrets"] and all(s in r["text"] for s in r["secrets"]) for r in secrets)
     assert all(not r["secrets"] for r in benign)
     assert len({r["id"] for r in CORPUS}) == len(CORPUS)
+    assert all(r["secrets"] and all(s in r["text"] for s in r["secrets"]) for r in BLIND if r["label"] == "secret")
+    assert sum(len(r["secrets"]) for r in BLIND) >= 300 and sum(r["label"] == "benign" for r in BLIND) >= 150
 
 
-def test_recall_and_false_redactions_on_the_corpus() -> None:
+@pytest.mark.parametrize("corpus", [CORPUS, BLIND], ids=["own", "blind"])
+def test_recall_and_false_redactions_on_the_corpus(corpus: list[dict]) -> None:
     values = caught = false = 0
-    for record in CORPUS:
+    for record in corpus:
         text, found = record["text"], find_secrets(record["text"])
         redacted, count = redact(text)
         assert count == len(found)

@@ -15,8 +15,7 @@ from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Sca
 
 _AWS_SECRET = re.compile(rb"(?<![A-Za-z0-9/+=])(?:[A-Za-z0-9/+]{40}|[A-Za-z0-9/+]{100,}+={0,2})(?![A-Za-z0-9/+=])")
 _HEX32 = re.compile(rb"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
-# A name and an operator just before a value (`trace_id=`, `"request": "`): the value is that name's.
-_NAMED = re.compile(rb"[A-Za-z_][\w.-]*+[\"']?[ \t]*+[:=][ \t]*+[\"']?$")
+_BETWEEN = re.compile(rb"[\s\"'`,:;|]{1,12}")  # between an account SID and its auth token
 _B64URL = re.compile(rb"[A-Za-z0-9_-]")
 
 
@@ -31,19 +30,17 @@ def aws_secret(scan: Scan, start: int, end: int) -> Iterator[tuple[str, int, int
 
 
 def twilio(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-    """A Twilio auth token is 32 hex with nothing to name it, found beside its account SID
-    (`AC` and 32 hex, public: it is in every API URL): `-u AC...:TOKEN`, `Client("AC...", "TOKEN")`.
-    A run of hex that another name holds (`trace_id=...`) is that name's, not a token."""
-    start = m.start()
+    """A Twilio auth token is 32 hex with nothing to name it, given right beside its account SID
+    (`AC` and 32 hex, public: it is in every API URL) with only punctuation between: `-u AC...:TOKEN`,
+    `Client("AC...", "TOKEN")`, a CSV row. Hex with words between (`trace id ... for account AC...`)
+    is something else; a token named as one is found by its name."""
+    start, end = m.start(), m.end()
     if start > 0 and scan.raw[start - 1:start].isalnum():
         return
-    for hit in _HEX32.finditer(scan.raw, max(0, start - 160), min(len(scan.raw), m.end() + 240)):
-        line = scan.raw.rfind(b"\n", 0, hit.start()) + 1
-        before = scan.raw[max(line, hit.start() - 80):hit.start()]
-        named = _NAMED.search(before)
-        if named and not before[named.start():].startswith(b"AC"):
-            continue
-        yield "twilio_auth_token", hit.start(), hit.end()
+    for hit in _HEX32.finditer(scan.raw, max(0, start - 48), min(len(scan.raw), end + 48)):
+        between = scan.raw[end:hit.start()] if hit.start() >= end else scan.raw[hit.end():start]
+        if _BETWEEN.fullmatch(between):
+            yield "twilio_auth_token", hit.start(), hit.end()
 
 
 def telegram(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:

@@ -34,12 +34,13 @@ _REFERENCE = re.compile(r"""
   | %[A-Za-z_]\w*% | \{\{.* | \{%.* | <%.* | \#\{.*              # %VAR%, {{ x }}, {% x %}, <%= x %>, #{x}
   | ![A-Za-z]+                                       # !vault, !Ref (a YAML tag)
   | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\)|\[.*\])?  # settings.token, os.environ.get(...), process.env.X
-  | [A-Za-z_][\w.]*\s?\(.*\)[\w.()\[\]]* | [A-Za-z_][\w.]*\[.*\]  # getpass(...), urlsplit(u).password, env["X"]
+  | [A-Za-z_][\w.]*\s?\(.*\)(?:\.[A-Za-z_]\w*|\(.*\)|\[.*\])*  # getpass(...), urlsplit(u).password (not `Pass(1)word`)
+  | [A-Za-z_][\w.]*\[.*\]                            # env["X"]
   | [A-Za-z_][\w.]*[(\[]                              # getpass.getpass( ... cut at a quote
   | [A-Za-z_][\w.]*\[[A-Za-z_"'].*                     # Optional[Dict[str, ...: a type, a subscript
   | [A-Za-z_][\w.]*\([A-Za-z_][\w.]*,?                 # HTTPBasicAuth(username, ... cut at a space
   | [(\[]+[A-Za-z_]\w*(?:[.(\[,:].*)? | \{.*          # (self.password..., [listener.fileno(), (bool, {attrs[2]}
-  | [A-Za-z_][\w.]*\([A-Za-z_]\w*[=,:.()\[\]].*         # httpx.Client(timeout=None, enforce_bytes(auth[1]
+  | [A-Za-z_][\w.]*\([A-Za-z_]\w*(?:[=,:.(\[\]]|\)\W).*  # httpx.Client(timeout=None, enforce_bytes(auth[1]
   | [\[(^].*[\])][+*?]?\$?                               # [-!#$%&'*+.^_`|~0-9a-zA-Z]+: a pattern
   | (?:%[sdr]|\{\d*\}|[:@/ ])+                           # '%s:%s', '{}:{}': a format, not a value
   | (?:file|env|vault|op|ssm|arn|secretsmanager|keyvault|awssm|gcpsm|ref|cmd):.*  # file:/path, env:VAR, op://...
@@ -145,6 +146,14 @@ def password_value(value: str, form: str, quoted: bool = False) -> bool:
             return True
         return symbol and lower and upper and not wordish(value)
     return False
+
+
+def human_secret(value: str) -> bool:
+    """A secret a person chose (`JackalQuokka5!`): 8 to 64 characters of letters, digits and
+    symbols, no path, address or reference."""
+    lower, upper, digit, symbol = classes(value)
+    return (8 <= len(value) <= 64 and (lower or upper) and digit and symbol and not any(c in value for c in " /:@")
+            and not not_a_value(value))
 
 
 def basic_credentials(value: str) -> bool:
