@@ -95,6 +95,21 @@ def test_the_scan_is_linear_on_long_runs_and_near_matches() -> None:
         assert find_secrets(text) == []
 
 
+def test_a_value_is_judged_in_time_linear_in_its_length() -> None:
+    """Values that once took exponential time (a repetition holding one that could split the same
+    letters two ways: `/aaaa...!` as a path, `insert-aaaa...1` as a placeholder): each is judged
+    in a few milliseconds, where 30 letters took seconds and 300 would never end."""
+    import time
+
+    values = ["/" + "a" * 300 + "!", "~/" + "a." * 150 + "!", "your" + "a" * 250 + "1", "insert-" + "a" * 250 + "1",
+              "f(" + ")(" * 120 + "x!", "a(b" + ").c(" * 60 + "!"]
+    start = time.perf_counter()
+    for value in values:
+        for form in ("password: {}", "api_key = {}", "the password is {}", "login is dana / {}"):
+            find_secrets(form.format(value))
+    assert time.perf_counter() - start < 2.0
+
+
 @pytest.mark.anyio
 async def test_a_large_input_is_redacted_off_the_event_loop() -> None:
     """While 3 MB are redacted, the loop goes on running other tasks (a blocked loop would run the

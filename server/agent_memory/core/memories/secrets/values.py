@@ -9,6 +9,8 @@ import math
 import re
 from collections import Counter
 
+# Every expression here runs in time linear in the value: no repetition holds another that can
+# split the same characters two ways (`(?:[a-z]+-?)*` takes exponential time on `aaaa...!`).
 # A value is a placeholder only when it IS one, whole: `<your-token>`, `${VAR}`, `changeme`,
 # `xxxx`, `***`, `REDACTED`, `your_api_key_here`, `sk-...`, AWS's documented `...EXAMPLE`; never
 # because it holds a common word (`Yourpass(2024)!` and `example-Gr8t-pw` are passwords).
@@ -18,8 +20,8 @@ _PLACEHOLDER = re.compile(r"""
   | \(?(?:redacted|hidden|masked|removed|filtered|omitted|elided|scrubbed)(?::[a-z_]+)?\)?
   | [*•·.…_xX#-]{3,}                                 # ***, xxxx, XXXX-XXXX, ..., ###
   | (?:change|replace|update|fill|set|enter)[-_ ]?(?:me|it|this)(?:[-_ ]?(?:in|now|later|please|before[-_a-z]*))?
-  | (?:your|my)[-_ ]?(?:[a-z]+[-_ ]?){0,6}            # your_api_key_here, YOUR-TOKEN, mytoken (words only)
-  | (?:insert|put|paste|add)[-_ ](?:[a-z]+[-_ ]?){0,12}  # insert_key_here, PASTE-THE-OUTPUT-OF-...
+  | (?:your|my)[-_ ]?(?:[a-z]++(?:[-_ ][a-z]++){0,5}[-_ ]?)?  # your_api_key_here, YOUR-TOKEN, mytoken (words only)
+  | (?:insert|put|paste|add)[-_ ](?:[a-z]++(?:[-_ ][a-z]++){0,11}[-_ ]?)?  # insert_key_here, PASTE-THE-OUTPUT-OF-...
   | (?:example|sample|dummy|placeholder|test|testing|todo|tbd|fixme|foo|bar|baz|foobar|none|null|nil
      |undefined|n/?a|empty|default|unset|secret|secrets|password|passwd|pass|pwd|token|apikey|api[-_]key|key
      |string|str|value|bytes|int|bool|any|optional|required|bearer|basic|env)
@@ -34,7 +36,7 @@ _REFERENCE = re.compile(r"""
   | %[A-Za-z_]\w*% | \{\{.* | \{%.* | <%.* | \#\{.*              # %VAR%, {{ x }}, {% x %}, <%= x %>, #{x}
   | ![A-Za-z]+                                       # !vault, !Ref (a YAML tag)
   | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\)|\[.*\])?  # settings.token, os.environ.get(...), process.env.X
-  | [A-Za-z_][\w.]*\s?\(.*\)(?:\.[A-Za-z_]\w*|\(.*\)|\[.*\])*  # getpass(...), urlsplit(u).password (not `Pass(1)word`)
+  | [A-Za-z_][\w.]*+\s?\(.*\)(?:[.(\[].*)?              # getpass(...), urlsplit(u).password (not `Pass(1)word`)
   | [A-Za-z_][\w.]*\[.*\]                            # env["X"]
   | [A-Za-z_][\w.]*[(\[]                              # getpass.getpass( ... cut at a quote
   | [A-Za-z_][\w.]*\[[A-Za-z_"'].*                     # Optional[Dict[str, ...: a type, a subscript
@@ -45,7 +47,7 @@ _REFERENCE = re.compile(r"""
   | (?:%[sdr]|\{\d*\}|[:@/ ])+                           # '%s:%s', '{}:{}': a format, not a value
   | (?:file|env|vault|op|ssm|arn|secretsmanager|keyvault|awssm|gcpsm|ref|cmd):.*  # file:/path, env:VAR, op://...
   | [@:][a-z_]+ | %\(\w+\)s | \$\d+ | \?              # SQL binds: @password, :password, %(password)s, $1, ?
-  | [~.]{0,2}/(?:[\w.-]{1,64}/?)+ | [A-Za-z]:\\.*      # paths
+  | [~.]{0,2}/[\w.-]++(?:/[\w.-]++)*+/? | [A-Za-z]:\\.*  # paths
   | [\w.+-]+@[\w-]+\.[\w.-]+                          # an email address
   | [a-z][a-z0-9+.-]*://\S*                           # a URL
 """, re.X)
