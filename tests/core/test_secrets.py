@@ -95,6 +95,16 @@ def test_the_scan_is_linear_on_long_runs_and_near_matches() -> None:
         assert find_secrets(text) == []
 
 
+def test_a_pass_searches_without_groups_and_hands_each_rule_its_own() -> None:
+    """A group costs at every place a search is tried: the searches hold none, and a rule's
+    groups are read from its own expression where the search matched."""
+    from agent_memory.core.memories.secrets.rules import plain
+    from agent_memory.core.memories.secrets.scan import PASSES
+
+    assert all(p.regex.groups == 0 and p.literal for p in PASSES)
+    assert plain(r"(?P<v>a(b)c)[(](?P<x>\()[]()](?=(?P<bare>\S))(?:d)") == r"(?:a(?:b)c)[(](?:\()[]()](?=(?:\S))(?:d)"
+
+
 def test_a_value_is_judged_in_time_linear_in_its_length() -> None:
     """Values that once took exponential time (a repetition holding one that could split the same
     letters two ways: `/aaaa...!` as a path, `insert-aaaa...1` as a placeholder): each is judged

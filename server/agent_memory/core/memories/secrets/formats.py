@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from agent_memory.core.memories.secrets import tokens
-from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Rule, Scan
+from agent_memory.core.memories.secrets.rules import COLON, DASH, DOT, Found, Groups, Handler, Rule, Scan
 
 _URL = "A-Za-z0-9_-"
 # A break inside a token: a newline (maybe escaped, maybe after a backslash) and indentation,
@@ -152,7 +152,8 @@ def _separator_rules() -> tuple[Rule, ...]:
                               re.compile(f"(?<={behind}){body}".encode())))
         alternatives = [f"(?<={re.escape(previous + separator)})(?:{'|'.join(alts)})" if previous else "|".join(alts)
                         for previous, alts in groups.items()]
-        rules.append(Rule("raw", re.escape(separator), _ROOM + f"(?:{'|'.join(alternatives)})", _dispatch(found), 0))
+        lead = {"-": DASH, ".": DOT}.get(separator, re.escape(separator))
+        rules.append(Rule("raw", lead, _ROOM + f"(?:{'|'.join(alternatives)})", _dispatch(found), 0))
     return tuple(rules)
 
 
@@ -185,10 +186,10 @@ RULES: tuple[Rule, ...] = (
     *_separator_rules(),
     # The separator search for `-` goes on with PEM blocks and the hex-led keys of Mailchimp and Mailgun (and
     # places' options).
-    Rule("raw", r"\-", "----BEGIN" + _PEM.decode(), _pem, 0),
-    Rule("raw", r"\-", r"(?<=[0-9a-f]{32}-)us\d{1,2}(?![A-Za-z0-9])", tokens.hex_led("mailchimp_key", 32), 0),
-    Rule("raw", r"\-", r"(?<=[0-9a-f]{32}-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9])", tokens.hex_led("mailgun_key", 32),
-         0),
+    Rule("raw", DASH, "----BEGIN" + _PEM.decode(), _pem, 0),
+    Rule("raw", DASH, r"us(?<=[0-9a-f]{32}-us)\d{1,2}(?![A-Za-z0-9])", tokens.hex_led("mailchimp_key", 32), 0),
+    Rule("raw", DASH, r"[0-9a-f](?<=[0-9a-f]{32}-.)[0-9a-f]{7}-[0-9a-f]{8}(?![A-Za-z0-9])",
+         tokens.hex_led("mailgun_key", 32), 0),
     Rule("raw", "eyJ", r"[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"
                        r"(?:\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+)?", _format("jwt", 0), 0),
     Rule("raw", "eyJ", r"(?<=sk\.eyJ)[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}+", _format("mapbox_token", 3), 0),
@@ -201,10 +202,11 @@ RULES: tuple[Rule, ...] = (
     Rule("raw", "S", r"K[0-9a-f]{32}(?![A-Za-z0-9])", _format("twilio_key", 0), 0),
     Rule("raw", "S", r"G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", _format("sendgrid_key", 0), 0),
     Rule("raw", "dapi", r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])", _format("databricks_token", 0), 0),
-    Rule("raw", ":", r"(?<=\d{8}:)A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", tokens.telegram, 0),
-    Rule("raw", r"\.", r"(?<=\.[A-Za-z0-9_-]{6}\.)[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])", tokens.discord, 0),
-    Rule("raw", ":", r"//hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,120}+)",
+    Rule("raw", COLON, r"A(?<=\d{8}:A)[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", tokens.telegram, 0),
+    Rule("raw", DOT, r"[A-Za-z0-9_-](?<=\.[A-Za-z0-9_-]{6}\..)[A-Za-z0-9_-]{26,37}(?![A-Za-z0-9_-])",
+         tokens.discord, 0),
+    Rule("raw", COLON, r"//hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,120}+)",
          _inner("slack_webhook"), 0),
-    Rule("raw", ":", r"//(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<v>\d{17,20}/[A-Za-z0-9_-]{60,80}+)",
+    Rule("raw", COLON, r"//(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<v>\d{17,20}/[A-Za-z0-9_-]{60,80}+)",
          _inner("discord_webhook"), 0),
 )
