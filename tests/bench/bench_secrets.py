@@ -1,8 +1,9 @@
 """Secret redaction: recall, precision and false redactions on the labelled corpus (whole and per
 kind), its speed on ordinary and adversarial inputs, and the latency of logging a large session.
 
-    .venv/bin/python tests/bench/bench_secrets.py              # the corpus: recall, precision, false redactions
+    .venv/bin/python tests/bench/bench_secrets.py              # both corpora: recall, precision, false redactions
     .venv/bin/python tests/bench/bench_secrets.py --verbose    # ... and every miss and false redaction
+    .venv/bin/python tests/bench/bench_secrets.py --corpus tests/fixtures/secrets_blind.jsonl  # one of them
     .venv/bin/python tests/bench/bench_secrets.py --speed      # MB/s of find_secrets on each speed input
     .venv/bin/python tests/bench/bench_secrets.py --large-log  # a 3 MB memory_reflect log beside another caller's reads
 
@@ -21,6 +22,18 @@ false redactions seen in use (an account id, names inside ARNs, a public Mapbox 
 bind names, `psql --password mydb`, Helm `existingSecret`, environment and template references,
 `--password-stdin`, placeholders, hashes, ids, public keys, prose about passwords and tokens).
 Every value is fake.
+
+**The second corpus**, `tests/fixtures/secrets_blind.jsonl` (434 texts: 279 with 314 secrets, 155
+look-alikes), was written blind by another hand that never saw the rules: its own templates and
+wordings, its own labelling (public values such as Stripe `pk_`, Mapbox `pk.`, OAuth client ids,
+Twilio account SIDs and AWS account ids are look-alikes; of a Slack webhook the last path segment
+is the secret, of a Sentry DSN the 32-hex key, of an Azure SAS the `sig` value; each line of a PEM
+body is listed). Its first measurement, before any rule was changed for it, was recall 0.895
+(281/314) with 5 false redactions. The rules were then changed to what it showed missing (by the
+class of the problem, not its values), so it is no longer blind: it is now a second corpus that
+holds the line (`tests/core/test_secrets.py` keeps both at recall >= 0.95 with <= 2 false
+redactions). Where the two corpora disagree (a Twilio API key SID `SK...` and a service account's
+`private_key_id` are secrets in the first, identifiers in the second), the rules follow the first.
 
 A secret counts as caught when its value no longer appears whole in the redacted text; a
 redaction is false when it touches no labelled secret (any redaction of a look-alike is false).
@@ -55,7 +68,8 @@ sys.path.insert(0, str(ROOT))
 from agent_memory.core.memories.secrets import find_secrets  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "secrets_corpus.jsonl"
-CORPORA = [CORPUS]
+BLIND = ROOT / "tests" / "fixtures" / "secrets_blind.jsonl"
+CORPORA = [CORPUS, BLIND]
 Spans = list[tuple[int, int]]
 MB = 1_000_000
 

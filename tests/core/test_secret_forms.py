@@ -130,6 +130,35 @@ FORMS = [
     ('{"type": "service_account", "private_key_id": "' + (k := fake(40, HEX)) + '"}', k),
     ("Authorization: Bearer " + (k := fake(40)), k),
     ("CLOUDFLARE_API_TOKEN=" + (k := fake(40, AN + "_-")), k),
+    # formats and places a second, blind corpus showed missing
+    ('"token": "' + (k := fake(14) + ".atlasv1." + fake(67, AN + "_-")) + '"', k),
+    ('client.run("' + (k := base64.b64encode(b"112233445566778899").decode().rstrip("=") + "." + fake(6) + "."
+                     + fake(38, AN + "_-")) + '")', k),
+    ("Mailgun::create('" + (k := fake(32, HEX) + "-" + fake(8, HEX) + "-" + fake(8, HEX)) + "')", k),
+    ("curl https://api.telegram.org/bot" + (k := "7012345678:AA" + fake(33, AN + "_-")) + "/getMe", k),
+    ('client = Client("AC' + fake(32, HEX) + '", "' + (k := fake(32, HEX)) + '")', k),
+    ("curl -u AC" + fake(32, HEX) + ":" + (k := fake(32, HEX)) + " https://api.twilio.com/", k),
+    ('dsn="https://' + (k := fake(32, HEX)) + '@o4504.ingest.us.sentry.io/4508"', k),
+    ('dsn := "app:Fjord7!x@tcp(db.internal:3306)/shop"', "Fjord7!x"),
+    ('proxy_set_header Authorization "Basic ' + (k := base64.b64encode(b"bot:" + fake(16).encode()).decode())
+     + '";', k),
+    ("twine upload -u __token__ -p " + (k := "pypi-AgEIcHlwaS5vcmc" + fake(80, AN + "_-")) + " dist/*", k),
+    ("keytool -genkey -keystore a.jks -storepass Fern4_x -keypass Fern4_x", "Fern4_x"),
+    ("GET /f.csv?X-Amz-Credential=x&X-Amz-SignedHeaders=host&X-Amz-Signature=" + (k := fake(64, HEX)), k),
+    ('-H "DD-APPLICATION-KEY: ' + (k := fake(40, HEX)) + '"', k),
+    ("define( 'DB_PASSWORD', 'k3*Vq?z!9Lm' );", "k3*Vq?z!9Lm"),
+    ('{"password": "Harbor(Sample)31"}', "Harbor(Sample)31"),
+    ("DB_PASSWORD=PressStart(7)Otter", "PressStart(7)Otter"),
+    ("data:\n  password: " + (k := base64.b64encode(b"Zq8+Lm2/Wx4=Rt").decode()), k),
+    ("redis: NOAUTH. opts=&{Addr:10.0.0.1:6379 Username: Password:Vk2m=!xQ7 DB:0}", "Vk2m=!xQ7"),
+    ("my netflix password is literally Sunbeam77, don't judge", "Sunbeam77"),
+    ("new guest password for the upstairs meeting room tv: yak(otter)19-", "yak(otter)19-"),
+    ("use otter-lynx-heron-19 to log in to the admin panel", "otter-lynx-heron-19"),
+    ("what's the jenkins admin pw again?\n[09:12] Sam: maple42", "maple42"),
+    ("app.use(session({ secret: 'OtterBadger7!', resave: false }))", "OtterBadger7!"),
+    ("login for the qa environment is qa@acme.dev / Token(12)Otter", "Token(12)Otter"),
+    ("> new key:\n> " + (k := "sk-ant-api03-" + fake(40, AN + "_-")) + "\n> " + (k2 := fake(54, AN + "_-"))
+     + "\nthanks", k, k2),
 ]
 
 
@@ -203,6 +232,17 @@ TRAPS = [
     "self._session = httpx.Client(timeout=None, limits=limits)",
     'password = enforce_bytes(auth[1], name="auth")',
     "get_password = (lambda: password)",
+    # look-alikes of the forms above
+    "use 1Password to log in",
+    "what's the password policy?\nalice: 12chars",
+    "the trace id is 4bf92f3577b34da6a3ce929d0e0e4736 for account AC303ac185aa9c2e6ca68d9e26898a3b91",
+    "Twilio message SMd32958a37ff8cad3eb215bbff83111dc delivered, account=AC303ac185aa9c2e6ca68d9e26898a3b91",
+    't("password", "Kennwort")',
+    "git clone https://x-oauth-basic@github.com/acme/app.git",
+    'proxy_set_header Authorization "Bearer $token";',
+    "Cookie: csrftoken=" + fake(32) + "; theme=dark",
+    '{"XSRF-TOKEN": "' + fake(32) + '"}',
+    "password: ${DATABASE_PASSWORD:?missing}",
 ]
 
 
@@ -220,3 +260,12 @@ def test_a_hash_beside_a_key_id_is_not_its_secret_key() -> None:
 def test_a_value_that_is_a_placeholder_only_when_it_is_one() -> None:
     assert find_secrets("password: <password>") == [] and find_secrets("password: Yourpass(2024)!") != []
     assert find_secrets("api_key: YOUR_API_KEY") == [] and find_secrets("api_key: your-Key-9f8e7d6c5b4a3928") != []
+
+
+def test_a_key_beside_its_own_secret_is_the_public_half() -> None:
+    """Shopify's, Cloudinary's, Pusher's `api_key` beside `api_secret`: the key is the pair's id."""
+    key, secret = fake(32, HEX), "shpss_" + fake(32, HEX)
+    text = f'ShopifyAPI::Context.setup(\n  api_key: "{key}",\n  api_secret_key: "{secret}",\n)'
+    redacted = gone(text, secret)
+    assert key in redacted
+    assert key not in redact(f'api_key: "{key}"')[0]  # alone, a key is a secret

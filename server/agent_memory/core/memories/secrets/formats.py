@@ -10,9 +10,9 @@ terminal's wrap, a backslash continuation) is followed there."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Rule, Scan
+from agent_memory.core.memories.secrets import tokens
+from agent_memory.core.memories.secrets.rules import COLON, DASH, DOT, Found, Groups, Handler, Rule, Scan
 
 _URL = "A-Za-z0-9_-"
 # A break inside a token: a newline (maybe escaped, maybe after a backslash) and indentation,
@@ -84,16 +84,18 @@ SEPARATED: tuple[tuple[str, str, str, int], ...] = (
     ("replicate_token", "r8_", r"[A-Za-z0-9]{37}(?![A-Za-z0-9])", 0),
     ("rubygems_token", "rubygems_", r"[a-f0-9]{48}(?![A-Za-z0-9])", 0),
 )
-# Formats found by a lookbehind of their own: (kind, lookbehind, back, body, least).
-_LOOKBEHIND: tuple[tuple[str, str, int, str, int], ...] = (
-    ("airtable_token", r"pat[A-Za-z0-9]{14}\.", 17, r"[a-f0-9]{64}(?![A-Za-z0-9])", 0),
-    ("azure_client_secret", r"[A-Za-z0-9_~.]{3}\dQ~", 5, r"[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])", 0),
+# Formats found by a lookbehind of their own: (kind, lookbehind, tail, back, body, least); `tail` is
+# the literal end of the prefix (its separator last), `back` how far before the separator it starts.
+_LOOKBEHIND: tuple[tuple[str, str, str, int, str, int], ...] = (
+    ("airtable_token", r"pat[A-Za-z0-9]{14}\.", ".", 17, r"[a-f0-9]{64}(?![A-Za-z0-9])", 0),
+    ("azure_client_secret", r"[A-Za-z0-9_~.]{3}\dQ~", "Q~", 5, r"[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])", 0),
+    ("terraform_token", r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.", "atlasv1.", 22,
+     r"[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])", 0),
 )
 # Where a separated format can be: a separator with at least 16 token characters after it.
 _ROOM = "(?=[A-Za-z0-9][A-Za-z0-9_.-]{15})"
 _FILLERS = ("xxxxx", "XXXXX", "***", "...", "…", "EXAMPLE", "your", "YOUR", "<", ">", "0000000000")
 _DIGIT = re.compile(r"\d")
-_AWS_SECRET = re.compile(rb"(?<![A-Za-z0-9/+=])(?:[A-Za-z0-9/+]{40}|[A-Za-z0-9/+]{100,}+={0,2})(?![A-Za-z0-9/+=])")
 _PEM = (rb"[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
         rb"(?:(?:[ \t\r\n]|\\[nr])++(?:[A-Za-z0-9+/=]{16,}+|(?:Proc-Type|DEK-Info|Comment|Version|Hash)"
         rb":[^\r\n\\]{0,200}+))++"
@@ -113,7 +115,7 @@ def _check(scan: Scan, kind: str, start: int, end: int, least: int = 0) -> Found
         return
     yield kind, start, end
     if kind == "aws_access_key":
-        yield from _aws_secret(scan, start, end)
+        yield from tokens.aws_secret(scan, start, end)
 
 
 def _format(kind: str, before: int) -> Handler:
@@ -134,22 +136,24 @@ def _separator_rules() -> tuple[Rule, ...]:
     """One search per separator: where at least 16 token characters follow, the character before
     the separator picks the formats to try, and each one's lookbehind checks its prefix. The
     search holds no groups (a group per format makes every step of it slower): which format
-    matched is found again on a match."""
-    entries = [(kind, re.escape(before), len(before) - 1, body, least, before[-1], before[-2])
+    matched is found again on a match, by the literal end of its prefix."""
+    entries = [(kind, re.escape(before), len(before) - 1, body, least, before)
                for kind, before, body, least in SEPARATED]
-    entries += [(kind, behind, back, body, least, behind[-1], "") for kind, behind, back, body, least in _LOOKBEHIND]
+    entries += [(kind, behind, back, body, least, tail) for kind, behind, tail, back, body, least in _LOOKBEHIND]
     rules = []
     for separator in "_-.~":
         groups: dict[str, list[str]] = {}
         found: list[tuple[str, int, int, bytes | None, re.Pattern[bytes]]] = []
-        for kind, behind, back, body, least, sep, previous in entries:
-            if sep == separator:
+        for kind, behind, back, body, least, tail in entries:
+            if tail[-1] == separator:
+                previous = tail[-2:-1]  # "": a pattern, tried after every byte
                 groups.setdefault(previous, []).append(f"(?<={behind}){body}")
-                literal = re.sub(r"\\(.)", r"\1", behind).encode() if previous else None  # None: a pattern
-                found.append((kind, back, least, literal, re.compile(f"(?<={behind}){body}".encode())))
+                found.append((kind, back, least, tail.encode() if previous else None,
+                              re.compile(f"(?<={behind}){body}".encode())))
         alternatives = [f"(?<={re.escape(previous + separator)})(?:{'|'.join(alts)})" if previous else "|".join(alts)
                         for previous, alts in groups.items()]
-        rules.append(Rule("raw", re.escape(separator), _ROOM + f"(?:{'|'.join(alternatives)})", _dispatch(found), 0))
+        lead = {"-": DASH, ".": DOT}.get(separator, re.escape(separator))
+        rules.append(Rule("raw", lead, _ROOM + f"(?:{'|'.join(alternatives)})", _dispatch(found), 0))
     return tuple(rules)
 
 
@@ -178,23 +182,14 @@ def _pem(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     yield "private_key", m.start(), m.end()
 
 
-def _mailchimp(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-    yield "mailchimp_key", m.start() - 32, m.end()
-
-
-def _telegram(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-    start = m.start() - 8
-    while start > 0 and scan.raw[start - 1:start].isdigit() and m.start() - start < 10:
-        start -= 1
-    if not (start > 0 and scan.raw[start - 1:start].isalnum()):
-        yield "telegram_token", start, m.end()
-
-
 RULES: tuple[Rule, ...] = (
     *_separator_rules(),
-    # The separator search for `-` goes on with PEM blocks and Mailchimp's `-us<n>` (and places' options).
-    Rule("raw", r"\-", "----BEGIN" + _PEM.decode(), _pem, 0),
-    Rule("raw", r"\-", r"(?<=[0-9a-f]{32}-)us\d{1,2}(?![A-Za-z0-9])", _mailchimp, 0),
+    # The separator search for `-` goes on with PEM blocks and the hex-led keys of Mailchimp and Mailgun (and
+    # places' options).
+    Rule("raw", DASH, "----BEGIN" + _PEM.decode(), _pem, 0),
+    Rule("raw", DASH, r"us(?<=[0-9a-f]{32}-us)\d{1,2}(?![A-Za-z0-9])", tokens.hex_led("mailchimp_key", 32), 0),
+    Rule("raw", DASH, r"[0-9a-f](?<=[0-9a-f]{32}-.)[0-9a-f]{7}-[0-9a-f]{8}(?![A-Za-z0-9])",
+         tokens.hex_led("mailgun_key", 32), 0),
     Rule("raw", "eyJ", r"[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"
                        r"(?:\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+)?", _format("jwt", 0), 0),
     Rule("raw", "eyJ", r"(?<=sk\.eyJ)[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}+", _format("mapbox_token", 3), 0),
@@ -202,23 +197,16 @@ RULES: tuple[Rule, ...] = (
     Rule("raw", "eyJ", r"rIjoi[A-Za-z0-9]{70,400}+={0,3}", _format("grafana_token", 0), 0),
     Rule("raw", "A", r"(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _format("aws_access_key", 0), 0),
     Rule("raw", "A", r"Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", _format("google_api_key", 0), 0),
+    Rule("raw", "A", r"C[0-9a-f]{32}(?![A-Za-z0-9])", tokens.twilio, 0),  # an account SID: its auth token beside
     Rule("raw", "A", r"TATT3[A-Za-z0-9_=-]{180,200}+", _format("atlassian_token", 0), 0),
     Rule("raw", "S", r"K[0-9a-f]{32}(?![A-Za-z0-9])", _format("twilio_key", 0), 0),
     Rule("raw", "S", r"G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", _format("sendgrid_key", 0), 0),
     Rule("raw", "dapi", r"[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])", _format("databricks_token", 0), 0),
-    Rule("raw", ":", r"(?<=\d{8}:)AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", _telegram, 0),
-    Rule("raw", ":", r"//hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,120}+)",
+    Rule("raw", COLON, r"A(?<=\d{8}:A)[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", tokens.telegram, 0),
+    Rule("raw", DOT, r"[A-Za-z0-9_-](?<=\.[A-Za-z0-9_-]{6}\..)[A-Za-z0-9_-]{26,37}(?![A-Za-z0-9_-])",
+         tokens.discord, 0),
+    Rule("raw", COLON, r"//hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,120}+)",
          _inner("slack_webhook"), 0),
-    Rule("raw", ":", r"//(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<v>\d{17,20}/[A-Za-z0-9_-]{60,80}+)",
+    Rule("raw", COLON, r"//(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<v>\d{17,20}/[A-Za-z0-9_-]{60,80}+)",
          _inner("discord_webhook"), 0),
 )
-
-
-def _aws_secret(scan: Scan, start: int, end: int) -> Iterator[tuple[str, int, int]]:
-    """An AWS secret access key is 40 characters of base64 with nothing to name it, found beside
-    its key id (a CSV row, `aws configure`, a pair in chat): mixed case and digits, not a hash."""
-    for m in _AWS_SECRET.finditer(scan.raw, max(0, start - 160), min(len(scan.raw), end + 240)):
-        value = scan.text[m.start():m.end()]
-        if (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
-                and "EXAMPLE" not in value):
-            yield "aws_secret_key", m.start(), m.end()

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 
-from agent_memory.core.memories.secrets.names import kind_of, name_class
+from agent_memory.core.memories.secrets.names import kind_of, name_class, name_words
 from agent_memory.core.memories.secrets.places import command_of
 from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Rule, Scan
 from agent_memory.core.memories.secrets.values import (
     classes,
+    human_secret,
     is_public,
     password_value,
     random_looking,
@@ -25,29 +26,44 @@ from agent_memory.core.memories.secrets.values import (
 )
 
 _KEYWORDS = r"p(?:ass|w)|s(?:ecret|ess)|token|key|auth|c(?:red|ookie)|bearer"
-_OP = r"[ \t]*+(?P<op>:=|=>|=(?![=~])|:(?=[ \t]|\\?[\"'])|>(?=[^<\s]))[ \t]*+"  # `>`: <password>PW</password>
-_SAID = (r"(?P<said>(?:[ \t]++(?:id|cookie|value|string|hash))?"
-         r"(?:[ \t]++(?:for|of|on|to|at|in)[ \t]++(?:[a-z0-9_-]{1,30}+[ \t]++){0,3}?[a-z0-9_-]{1,30}+)?"
-         r"(?:[ \t]*+(?::|-{1,2}|\?)"
-         r"|[ \t]++(?:is|was|are|=|has[ \t]+been)(?:[ \t]++(?:now|still|changed|set|reset|updated))?"
-         r"(?:[ \t]++to)?(?:[ \t]*+:)?|[ \t]++(?:to|now|(?:set|changed|reset)[ \t]+to))"
-         r")?[ \t]++")
-# A bare value holds something besides letters (`hunter2!`, not `deploy`): a word is turned away here.
-_VALUE = (r"(?:[bruf]{0,2}+(?:\\?\"(?P<dq>(?:[^\"\r\n\\]|\\\r?\n|\\[^\"\r\n]){1,400}+)\\?\""
-          r"|\\?'(?P<sq>[^'\r\n]{1,400}+)'|`(?P<bq>[^`\r\n]{1,400}+)`)"
-          r"|(?P<bare>(?=[a-z]{0,400}+[^a-z\s'\"<>`])(?!-|[a-z_][a-z0-9_.-]{0,40}+[:=](?:\s|$))"
-          r"[^\s'\"<>`]{4,400}+))")
-# After the keyword: the rest of the name and its closing quote, then (not another keyword) the
-# value assigned or said. The first test turns `password=password=...` away at once.
-_TAIL = (r"(?P<rest>[a-z0-9_.-]{0,48}+)\\?[\"']?\]?(?![ \t]*+[:=][ \t]*+(?:" + _KEYWORDS + r"))(?:" + _OP
-         + r"|(?=[ \t])" + _SAID + r"(?!" + _KEYWORDS + r"))" + _VALUE)
-_USER_PASS = (r"(?:[ \t]++(?:is|are|was|were|with|as|using))?(?:[ \t]*+[:=][ \t]*+|[ \t]++)[a-z_][a-z0-9_.@+\\-]{0,63}+"
-              r"[ \t]*+[/:][ \t]*+"
-              r"(?P<v>(?=[a-z]{0,256}+[^a-z\s'\"<>`])[^\s'\"<>`]{4,256}+)")
-_USED = re.compile(r"\b(use|used|using|set|try|tried|type|typed|enter|entered|with|it's|is)[ \t]+"
-                   r"[`'\"]?([^\s`'\"]{4,200})[`'\"]?[ \t]+(?:as|for)[ \t]+(?:(?:the|my|our|your|a|new|this)[ \t]+)?"
-                   r"(?:[\w.-]+[ \t]+){0,2}\Z", re.I)
+# The expressions below are tried wherever a keyword occurs, so they are written to fail in few
+# steps: a branch whose every arm starts with a character (passed over in one step) rather than
+# optional pieces in a row, each a step of its own at every keyword.
+_NOT_KEYWORD = r"(?![ \t]*+(?:" + _KEYWORDS + r"))"  # `password=password=...`: another name, no value
+# The name's closing quote or bracket (`"password": `, `['password']`), if any.
+_CLOSE = r"(?:\\[\"']?\]?|[\"']\]?|\]|)"
+# `>`: <password>PW</password>; `:` glued to its value: `Password:PW` in a logged struct; `,`: a call's
+# name and value, `define('DB_PASSWORD', 'PW')` (the last two for a password only; see _judge).
+_OP = (r"[ \t]*+(?P<op>:=|=>|=(?![=~])" + _NOT_KEYWORD + r"|:(?=[ \t]|\\?[\"']|[a-z0-9])" + _NOT_KEYWORD
+       + r"|>(?=[^<\s])|,(?=[ \t]*+[\"']))[ \t]*+")
+# Said in prose: `password is ...`, `password for the staging db: ...`, `pass -- ...`, `password now ...`.
+_WORD = r"[a-z0-9_-]{1,30}+"
+_SAID = (r"[ \t]++(?![=:])(?:(?P<said>(?:(?:id|cookie|value|string|hash)(?![a-z0-9_-])[ \t]*+)?"
+         r"(?:(?:for|of|on|to|at|in)[ \t]++(?:" + _WORD + r"[ \t]++){0,4}?" + _WORD + r"[ \t]*+)?"
+         r"(?::|-{1,2}|\?|(?:is|was|are|=|has[ \t]+been)"
+         r"(?:[ \t]++(?:now|still|changed|set|reset|updated|literally|just|actually|simply|currently))?"
+         r"(?:[ \t]++to)?(?:[ \t]*+:)?|(?:to|now|(?:set|changed|reset)[ \t]+to)))[ \t]++)?(?!" + _KEYWORDS + r")")
+
+
+def _tail(least: int, bare: int) -> str:
+    """After the keyword: the rest of the name and its closing quote, then (not another keyword) the
+    value assigned or said, bare (at least `bare` characters) or quoted (at least `least`). A bare
+    value holds something besides letters (`hunter2!`, not `deploy`): a word is turned away here,
+    and so is another name (`password: DB_PASS=`, but not base64's padding, `cGFzcw==`); it is read
+    in a lookahead, so that the search goes on inside it (`?X-Amz-SignedHeaders=host&X-Amz-Signature=`)."""
+    value = (r"(?:(?=[a-z]{0,400}+[^a-z\s'\"<>`])(?!-|[a-z_][a-z0-9_.-]{0,40}+(?::(?:\s|$)|=[ \t]))"
+             rf"(?=(?P<bare>[^\s'\"<>`]{{{bare},400}}+))"
+             rf"|[bruf]{{0,2}}+(?:\\?\"(?P<dq>(?:[^\"\r\n\\]|\\\r?\n|\\[^\"\r\n]){{{least},400}}+)\\?\""
+             rf"|\\?'(?P<sq>[^'\r\n]{{{least},400}}+)'|`(?P<bq>[^`\r\n]{{{least},400}}+)`))")
+    return r"(?P<rest>[a-z0-9_.-]{0,48}+)" + _CLOSE + "(?:" + _OP + "|" + _SAID + ")" + value
+
+
+# A password is found by its own families (`pass`, `pw`), at least 4 characters; a key, token or
+# secret (even one a person chose) has at least 8 quoted, 10 bare: a shorter value is not tried.
+_PASSWORD_TAIL = _tail(4, 4)
+_TAIL = _tail(8, 10)
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.$-]{1,64}")  # matched on the reversed text before a keyword
+_NAME_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
 _CLOSING_TAG = re.compile(r"[ \t]*</")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -63,23 +79,25 @@ _COOKIE_NAMES = ("sessionid", "phpsessid", "jsessionid", "connect.sid", "asp.net
 
 def _name(text: str, keyword: int, end: int) -> tuple[str, int]:
     """The whole name the keyword at `keyword` is part of (`DB_PASSWORD`, `--account-key`), and where it starts."""
+    if keyword == 0 or text[keyword - 1] not in _NAME_SET:
+        return text[keyword:end], keyword
     before = _NAME_CHARS.match(text[max(0, keyword - 64):keyword][::-1])
     start = keyword - (before.end() if before else 0)
     return text[start:end], start
 
 
-def _family(back: int) -> Handler:
-    """The handler of a keyword family whose keyword starts `back` characters before the match."""
+def _family(passwords: bool) -> Handler:
+    """The handler of a keyword family; a password only in the password families."""
     def handle(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-        found = _judge(scan.text, m.start() - back, g)
+        found = _judge(scan.text, m.start(), g, passwords)
         if found:
             yield found
     return handle
 
 
-def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
+def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, int, int] | None:
     name, name_start = _name(text, keyword, g.end("rest"))
-    group = "dq" if g.has("dq") else "sq" if g.has("sq") else "bq" if g.has("bq") else "bare"
+    group = g.m.lastgroup or "bare"  # the value's group closes last
     start, end = g.span(group)
     if g.has("op"):
         op = g.get("op")
@@ -88,6 +106,8 @@ def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
             return None  # <password>PW</password>, and nothing else
         if op == b"=" and text[g.end("rest")] == "=" and text[g.end("op")].isspace():
             return None  # `PGPASSWORD= psql ...`: an empty variable, then a command
+        if op == b"," and not _call_argument(text, name_start, group):
+            return None
         form = "assign"
     elif g.end("said") > g.start("said") >= 0:
         form = "said"
@@ -99,8 +119,8 @@ def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
         if previous:
             name = f"{previous.group(1)} {name}"
             cls = name_class(name)
-    if cls is None or form in ("said", "bare") and name.endswith("."):
-        return None  # no secret name, or the end of a sentence
+    if cls is None or form in ("said", "bare") and name.endswith(".") or (cls == "password") != passwords:
+        return None  # no secret name, the end of a sentence, or a password seen by another family
     value = text[start:end]
     quoted = group != "bare"
     if not quoted:
@@ -109,15 +129,23 @@ def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
         return None
     if not quoted and _code(text, name, value, g, form):
         return None
-    if _normal(value) and _normal(value) in _normal(name):
+    normal = _normal(value)
+    if normal and normal in _normal(name):
         return None  # `"V1Secret": ".v1_secret"`, `..._ACCESS_TOKEN = "X-Xet-Access-Token"`: the name again
+    op = g.get("op")
+    glued = op == b"," or op == b":" and text[g.end("op")] not in " \t\"'\\"
+    if glued and cls != "password":
+        return None  # `key:value`, `("token", "x")`: only a password is given so
     if cls == "password":
         if form == "flag" and command_of(text, name_start)[0] in _PG_COMMANDS:
             return None  # psql --password asks; the word after it is the database
         if form == "bare" and name.lower() == "pass" and not _PASS_VALUE.search(value):
             return None  # `pass force_zip64 to ...`: the verb, not the word for a password
         env_style = form == "assign" and g.get("op") == b"=" and name.isupper() and text[g.end("rest")] == "="
-        ok = password_value(value, "assign" if form in ("assign", "flag") else form, quoted or env_style)
+        given = "assign" if form in ("assign", "flag") else form
+        # Glued (`Password:PW`, `("password", "PW")`), a word is a label (`t("password", "Kennwort")`).
+        ok = password_value(value, given, quoted or env_style) and not (
+            glued and (" " in value or not _PASS_VALUE.search(value)))
     elif cls == "sas":
         ok = form == "assign" and name_start > 0 and text[name_start - 1] in "?&" and len(value) >= 20
     elif cls == "session":
@@ -125,20 +153,29 @@ def _judge(text: str, keyword: int, g: Groups) -> tuple[str, int, int] | None:
     elif form == "bare":  # `token X`: only a value that cannot be a word or a name
         lower, upper, digit, _ = classes(value)
         ok = lower and upper and digit and random_looking(value, 20)
-    else:
-        ok = random_looking(value)
+    else:  # a key, token or secret; a secret a person chose (`secret: 'JackalQuokka5!'`) is one too
+        ok = random_looking(value) or cls == "secret" and form == "assign" and quoted and human_secret(value)
+        if ok and cls == "secret" and _public_half(text, name, name_start):
+            return None
     return (kind_of(name, cls), start, start + len(value)) if ok else None
 
 
-def _used_as(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-    """`use hunter2 as the password`, `I'm using Pa55word for the db password`: the word before."""
-    start = m.start()
-    window = scan.text[max(0, start - 100):start]
-    if " as " not in window and " for " not in window:
-        return
-    before = _USED.search(scan.text, max(0, start - 100), start)
-    if before and password_value(before.group(2), "said"):
-        yield "password", before.start(2), before.end(2)
+def _call_argument(text: str, name_start: int, group: str) -> bool:
+    """`define('DB_PASSWORD', 'PW')`, `setenv("PASSWORD", "PW")`: a quoted name, the first argument
+    of a call, and a quoted value after it."""
+    before = text[max(0, name_start - 40):name_start].rstrip("'\"")
+    return group in ("dq", "sq") and name_start > 0 and text[name_start - 1] in "'\"" and before.rstrip().endswith("(")
+
+
+def _public_half(text: str, name: str, name_start: int) -> bool:
+    """`api_key` beside `api_secret` (Shopify, Cloudinary, Pusher, Twilio's API keys): a key that
+    has a secret of its own is the public half of the pair, its id, sent in the clear."""
+    words = name_words(name)
+    if len(words) < 2 or words[-1] != "key" or words[-2] not in ("api", "app", "consumer") or "secret" in words:
+        return False
+    sibling = re.compile(r"[-_. ]?".join(map(re.escape, words[:-1])) + r"[-_. ]?secret(?:[-_. ]?key)?[\"']?[ \t]*[:=]",
+                         re.I)
+    return bool(sibling.search(text, max(0, name_start - 300), name_start + 300))
 
 
 def _code(text: str, name: str, value: str, g: Groups, form: str) -> bool:
@@ -164,28 +201,17 @@ def _xml(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
         yield kind_of(name, cls), *g.span("dq")
 
 
-def _user_pass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
-    """`login is dana / PW`, `creds: etl / PW`"""
-    start = g.start("v")
-    value = trim(scan.text[start:g.end("v")])
-    if password_value(value, "said"):
-        yield "password", start, start + len(value)
-
-
 # Each family is one literal search for its keyword; the expression holds the rest of the form.
 RULES: tuple[Rule, ...] = (
-    Rule("low", "pass", _TAIL, _family(0), 2),
-    Rule("low", "sess", _TAIL, _family(0), 2),
-    Rule("low", "pw", _TAIL, _family(0), 2),
-    Rule("low", "secret", _TAIL, _family(0), 2),
-    Rule("low", "cred", r"(?<![a-z0-9_]cred)(?:ential)?s?" + _USER_PASS, _user_pass, 2),
-    Rule("low", "cred", _TAIL, _family(0), 2),
-    Rule("low", "token", _TAIL, _family(0), 2),
+    Rule("low", "pass", _PASSWORD_TAIL, _family(True), 2),
+    Rule("low", "sess", _TAIL, _family(False), 2),
+    Rule("low", "pw", _PASSWORD_TAIL, _family(True), 2),
+    Rule("low", "secret", _TAIL, _family(False), 2),
+    Rule("low", "cred", _TAIL, _family(False), 2),
+    Rule("low", "token", _TAIL, _family(False), 2),
     Rule("low", "key", r"=\\?\"(?P<name>[^\"\\]{1,80}+)\\?\"[ \t]++value=\\?\"(?P<dq>[^\"\r\n\\]{1,400}+)\\?\"",
          _xml, 2),
-    Rule("low", "key", _TAIL, _family(0), 2),
-    Rule("low", "auth", _TAIL, _family(0), 2),
-    Rule("low", "sig", _TAIL, _family(0), 2),
-    Rule("low", "login", r"(?<![a-z0-9_]login)s?" + _USER_PASS, _user_pass, 2),
-    Rule("low", "pass", r"(?<=[ \t]pass)(?:word|phrase|wd)(?=[ \t.,;!?)]|\r?\n|$)", _used_as, 2),
+    Rule("low", "key", _TAIL, _family(False), 2),
+    Rule("low", "auth", _TAIL, _family(False), 2),
+    Rule("low", "sig", _TAIL, _family(False), 2),
 )

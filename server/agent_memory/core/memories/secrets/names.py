@@ -14,9 +14,10 @@ SESSION = {"sessionid", "sessid", "phpsessid", "jsessionid", "sid", "session"}
 # The last two words.
 PAIRS = {("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"), ("account", "key"),
          ("subscription", "key"), ("auth", "key"), ("master", "key"), ("signing", "key"), ("encryption", "key"),
-         ("app", "key"), ("license", "key"), ("service", "key"), ("sas", "key"), ("shared", "key"), ("storage", "key"),
-         ("hmac", "key"), ("admin", "key"), ("key", "base"), ("client", "secret"), ("app", "secret"),
-         ("webhook", "secret"), ("session", "key"), ("connection", "key"), ("primary", "key"), ("secondary", "key")}
+         ("app", "key"), ("application", "key"), ("license", "key"), ("service", "key"), ("sas", "key"),
+         ("shared", "key"), ("storage", "key"), ("hmac", "key"), ("admin", "key"), ("key", "base"),
+         ("client", "secret"), ("app", "secret"), ("webhook", "secret"), ("session", "key"), ("connection", "key"),
+         ("primary", "key"), ("secondary", "key")}
 # A last word that says the name holds something about a secret, not the secret.
 NOT_SECRET = {"existing", "ref", "reference", "name", "names", "file", "path", "arn", "url", "uri", "env", "var",
               "field", "header", "type", "length", "len", "min", "max", "count", "ttl", "expiry", "expires", "expire",
@@ -44,8 +45,10 @@ def name_class(name: str) -> str | None:
     low = name.lower().strip("-_.$'\"[]")
     if low in _SPECIAL:
         return _SPECIAL[low]
-    if low == "sig":
-        return "sas"
+    if low == "sig" or low.endswith("signature") and low[-10:-9] in ("", "-", "_", "."):
+        return "sas"  # a signed URL's signature (`sig=`, `X-Amz-Signature=`): judged only in a query
+    if "csrf" in low or "xsrf" in low:
+        return None  # a CSRF token is no credential: every page of the site holds it, alone it opens nothing
     words = name_words(name)
     if not words or _NEVER & set(words) or words[-1] in NOT_SECRET:
         return None
@@ -54,8 +57,8 @@ def name_class(name: str) -> str | None:
         return None  # fds_to_pass: the verb
     if last in PASSWORD or last.endswith(("password", "passwd")) and last not in _NOT_GLUED:
         return "password"
-    if name.isupper() and last.endswith(("pass", "pwd")) and last not in _NOT_GLUED:
-        return "password"  # PGPASS, MYSQL_PWD, DBPASS
+    if (name.isupper() or name.startswith("-")) and last.endswith(("pass", "pwd")) and last not in _NOT_GLUED:
+        return "password"  # PGPASS, MYSQL_PWD, DBPASS, keytool -storepass, -keypass
     if tuple(words[-2:]) in PAIRS or last in SECRET:
         return "secret"
     if last in TOKEN or last.endswith("token"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent_memory.core.memories.secrets.rules import Found, Groups, Rule, Scan
+from agent_memory.core.memories.secrets.rules import COLON, DASH, Found, Groups, Rule, Scan
 from agent_memory.core.memories.secrets.values import (
     basic_credentials,
     classes,
@@ -20,9 +20,12 @@ from agent_memory.core.memories.secrets.values import (
 )
 
 _PAIR = re.compile(r"(?:^|[\s;,:'\"{(])(?P<name>[A-Za-z0-9_.!#$%&*+^|~-]{1,64})=(?P<v>[^;,\s'\"]{1,4096})")
-_SESSIONISH = re.compile(r"sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf", re.I)
-_SESSIONISH_NAME = r"(?:sess|sid|auth|token|remember|login|jwt|secure|csrf|xsrf)[^\s=;,]{0,40}+="  # in a cookie line
+_SESSIONISH = re.compile(r"sess|sid|auth|token|remember|login|jwt|secure", re.I)
+# A CSRF token is no credential: every page of the site holds it, and alone it authenticates nothing.
+_CSRF = re.compile(r"csrf|xsrf", re.I)
+_SESSIONISH_NAME = r"(?:sess|sid|auth|token|remember|login|jwt|secure)[^\s=;,]{0,40}+="  # in a cookie line
 _CHALLENGE = re.compile(r"[a-z_][a-z0-9_.-]*=")  # `Bearer realm=...`: a challenge's parameter
+_DSN_PASSWORD = re.compile(rb"(?<=[A-Za-z0-9_.-]):(?P<v>[^\s:/@'\"<>`]{1,256})\Z")
 _HOST = re.compile(r"[A-Za-z0-9.*_\[\]-]{1,253}")
 _SHELL_WORD = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)""")
 _PREFIXES = {"$", "#", ">", "%", "sudo", "time", "env", "exec", "nohup", "!", "command", "npx", "uvx"}
@@ -72,6 +75,12 @@ def _url(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
         yield "password", *g.span("v")
 
 
+def _url_token(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    start, end = g.span("tok")
+    if random_looking(scan.text[start:end], 20):
+        yield "token", start, end
+
+
 def _authorization(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     start = g.start("v")
     value = trim(scan.text[start:g.end("v")])
@@ -104,7 +113,8 @@ def _cookie(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 def _cookie_pairs(text: str, start: int, end: int) -> Found:
     for pair in _PAIR.finditer(text, start, end):
         value = trim(pair.group("v"))
-        if _SESSIONISH.search(pair.group("name")) and random_looking(value):
+        name = pair.group("name")
+        if _SESSIONISH.search(name) and not _CSRF.search(name) and random_looking(value):
             yield "session_cookie", pair.start("v"), pair.start("v") + len(value)
 
 
@@ -118,7 +128,7 @@ def _option(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
         if command == "sudo":
             yield from _echoed(text, m.start())
         return
-    opt = g.get("opt") or b"u"
+    opt = b"u" if g.has("user") else g.get("opt")
     if command not in _COMMANDS.get(opt, ()) and not (opt == b"p" and command in _LOGIN and "login" in words):
         return
     group = "user" if g.has("user") else "glued" if g.has("glued") else "spaced"
@@ -146,6 +156,14 @@ def _echoed(text: str, at: int) -> Found:
     if m:
         base = max(line_start, at - 2000)
         yield from _password_at(text, base + m.start(1), base + m.end(1))
+
+
+def _go_dsn(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
+    """`user:PW@tcp(host:3306)/db`, a Go MySQL DSN: the password before the `@`."""
+    at = m.start()
+    before = _DSN_PASSWORD.search(scan.raw, max(0, at - 258), at)
+    if before:
+        yield from _password_at(scan.text, before.start("v"), at)
 
 
 def _rdp(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
@@ -182,15 +200,24 @@ def _pgpass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("raw", ":", r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
-    Rule("raw", ":", r"(?:\d{1,5}|\*):[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
+    Rule("raw", COLON, r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
+    # A token as a URL's user (`https://<token>@github.com/...`, a Sentry DSN's key), and the password
+    # of a Go MySQL DSN (`user:PW@tcp(host:3306)/db`).
+    Rule("raw", COLON, r"//(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
+    Rule("raw", "@", r"(?:tcp6?|udp|unix)\(", _go_dsn, 1),
+    Rule("raw", COLON, r"[0-9*][0-9]{0,4}+:[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
          _pgpass, 1),
-    Rule("raw", ":", r"(?<=\s/p:)(?P<v>[^\s]{1,256}+)", _rdp, 1),
-    Rule("raw", r"\-", r"(?<=[ \t]-)(?:pass(?:in|out)?[ \t]++pass:(?P<ossl>[^\s]{4,256}+)|S(?P<sudo>[ \t])"
-                     r"|(?P<opt>[paPwuUb])(?:[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
-                     r"|-user(?:=|[ \t]++)(?P<user>[^\s]{4,512}+))",
+    Rule("raw", "/p:", r"(?<=\s/p:)(?P<v>[^\s]{1,256}+)", _rdp, 1),
+    # The option's value is read in a lookahead: the search goes on inside it (`-p pypi-...`).
+    Rule("raw", DASH, r"(?P<opt>[paPwuUbS-])(?<=[ \t]-.)(?:(?<=p)ass(?:in|out)?[ \t]++pass:(?=(?P<ossl>[^\s]{4,256}+))"
+                     r"|(?<=S)(?P<sudo>[ \t])"
+                     r"|(?<=[paPwuUb])(?=[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
+                     r"|(?<=-)user(?:=|[ \t]++)(?=(?P<user>[^\s]{4,512}+)))",
          _option, 1),
-    Rule("low", "auth", r"orization\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
+    # `Authorization: ...`, `"Authorization": "..."`, and a server's directive: `proxy_set_header
+    # Authorization "Basic ..."`, `RequestHeader set Authorization "Bearer ..."`.
+    Rule("low", "auth", r"orization(?:\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
+                      r"|[ \t]++\\?[\"']?(?=(?:basic|bearer|token|digest)[ \t]))"
                       r"(?:(?P<scheme>[a-z][a-z0-9._-]{1,30}+)[ \t]++)?"
                       r"(?P<v>[^\s\"'<>`,;)\\-][^\s\"'<>`,;)\\]{7,4096}+)",
          _authorization, 1),
@@ -200,6 +227,6 @@ RULES: tuple[Rule, ...] = (
     Rule("low", "sqlplus", r"(?:[ \t]++-[a-z]++)*+[ \t]++[^\s/@'\"]{1,64}+/(?P<v>[^\s@/]{4,256}+)@", _positional, 1),
     Rule("low", "rabbitmqctl", r"(?:[ \t]++-[a-z-]++(?:[ \t]++[^\s-]\S*+)?)*+[ \t]++(?:add_user|change_password)"
                                r"[ \t]++\S{1,128}+[ \t]++(?P<v>[^\s-]\S{3,255}+)", _positional, 1),
-    Rule("low", "pass", r"(?<=htpass)wd(?P<flags>(?:[ \t]++-[a-z]{1,8}+)+)"
+    Rule("low", "pass", r"wd(?<=htpasswd)(?P<flags>(?:[ \t]++-[a-z]{1,8}+)+)"
                         r"(?P<args>(?:[ \t]++[^\s-][^\s]{0,511}+){2,4})", _htpasswd, 1),
 )

@@ -6,6 +6,11 @@ a class of separators (`[_.~-]`). Rules with the same lead over the same text ar
 runs at the speed of a literal search: the expression is tried only where the lead occurs, and
 there the rule's lookbehind (`(?<=pass)`) or body turns a look-alike away at once.
 
+The search holds no groups: a group costs at every place the search is tried (a group per rule
+made a pass over dense near-matches three times slower), while a match is rare. Where the
+search matches, the rules are tried there in their order, each as its own expression with its
+groups, and the first that matches (the one the search matched) is handed its match.
+
 The lowered text (`low`) serves the rules that read words (`password`, `token`), the raw text the
 rules whose case matters (`AKIA`, `eyJ`); both are the text as one byte a character, so a
 position in either is a position in the text.
@@ -19,6 +24,14 @@ from dataclasses import dataclass
 
 Found = Iterator[tuple[str, int, int]]  # (kind, start, end)
 
+# Leads shared by rules in several modules. Where a lead is frequent (a separator, a colon), every
+# rule of its pass starts with a character or a class of them, not a lookaround: the search then
+# passes over a rule that cannot match there in one step (a lookbehind first costs as much as a
+# whole small rule at every place the lead occurs).
+COLON = ":"
+DASH = r"\-"
+DOT = r"\."
+
 
 @dataclass(frozen=True, slots=True)
 class Scan:
@@ -30,27 +43,27 @@ class Scan:
 
 
 class Groups:
-    """The groups of one rule inside a merged match (their names are the rule's own)."""
+    """The groups of a rule's match, by name (`has` tells whether a group took part)."""
 
-    __slots__ = ("m", "prefix")
+    __slots__ = ("m",)
 
-    def __init__(self, m: re.Match[bytes], prefix: str) -> None:
-        self.m, self.prefix = m, prefix
+    def __init__(self, m: re.Match[bytes]) -> None:
+        self.m = m
 
     def has(self, name: str) -> bool:
-        return self.m.start(self.prefix + name) >= 0
+        return self.m.start(name) >= 0
 
     def start(self, name: str) -> int:
-        return self.m.start(self.prefix + name)
+        return self.m.start(name)
 
     def end(self, name: str) -> int:
-        return self.m.end(self.prefix + name)
+        return self.m.end(name)
 
     def span(self, name: str) -> tuple[int, int]:
-        return self.m.span(self.prefix + name)
+        return self.m.span(name)
 
     def get(self, name: str) -> bytes | None:
-        return self.m.group(self.prefix + name)
+        return self.m.group(name)
 
 
 Handler = Callable[[Scan, re.Match[bytes], Groups], Found]
@@ -71,33 +84,76 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class Pass:
     on: str
-    regex: re.Pattern[bytes]
-    rules: dict[str, Rule]  # the rule of each outer group
+    literal: bytes  # what the lead starts with: a text without it is not searched
+    regex: re.Pattern[bytes]  # the search: the lead and every rule's body, without groups
+    rules: tuple[tuple[re.Pattern[bytes], Rule], ...]  # each rule's own expression, in order
 
 
 def compile_passes(rules: tuple[Rule, ...]) -> tuple[Pass, ...]:
-    """One search per (text, lead): `lead(?:(?P<r0>...)|(?P<r1>...))`, the rules' own groups
-    renamed `r<n>_<name>`."""
-    by_lead: dict[tuple[str, str], list[int]] = {}
-    for n, rule in enumerate(rules):
-        by_lead.setdefault((rule.on, rule.lead), []).append(n)
-    passes = []
-    for (on, lead), members in by_lead.items():
-        alternatives = []
-        for n in members:
-            body = re.sub(r"\(\?P<(\w+)>", rf"(?P<r{n}_\1>", rules[n].pattern)
-            body = re.sub(r"\(\?P=(\w+)\)", rf"(?P=r{n}_\1)", body)
-            alternatives.append(f"(?P<r{n}>{body})")
-        regex = re.compile(f"{lead}(?:{'|'.join(alternatives)})".encode())
-        passes.append(Pass(on, regex, {f"r{n}": rules[n] for n in members}))
-    return tuple(passes)
+    """One search per (text, lead): `lead(?:rule1|rule2|...)`, its groups made plain."""
+    by_lead: dict[tuple[str, str], list[Rule]] = {}
+    for rule in rules:
+        by_lead.setdefault((rule.on, rule.lead), []).append(rule)
+    return tuple(Pass(on, _literal(lead),
+                      re.compile(f"{lead}(?:{'|'.join(plain(r.pattern) for r in members)})".encode()),
+                      tuple((re.compile(f"{lead}(?:{r.pattern})".encode()), r) for r in members))
+                 for (on, lead), members in by_lead.items())
+
+
+def _literal(lead: str) -> bytes:
+    """The literal characters a lead starts with (`\\-(?=...)` -> `-`)."""
+    found = re.match(r"(?:\\.|[^\\()\[\]{}?*+|^$.])+", lead)
+    return re.sub(r"\\(.)", r"\1", found.group()).encode() if found else b""
+
+
+def plain(pattern: str) -> str:
+    """`pattern` with every capturing group made non-capturing (`(?P<v>x)`, `(x)` -> `(?:x)`)."""
+    out, at, n = [], 0, len(pattern)
+    in_class = False
+    while at < n:
+        c = pattern[at]
+        if c == "\\":
+            out.append(pattern[at:at + 2])
+            at += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            out.append(c)
+            at += 1
+            if pattern[at:at + 1] == "^":
+                out.append("^")
+                at += 1
+            if pattern[at:at + 1] == "]":  # a `]` first in a class is a member
+                out.append("]")
+                at += 1
+            continue
+        elif c == "(" and pattern.startswith("?P<", at + 1):
+            out.append("(?:")
+            at = pattern.index(">", at) + 1
+            continue
+        elif c == "(" and not pattern.startswith("?", at + 1):
+            out.append("(?:")
+            at += 1
+            continue
+        out.append(c)
+        at += 1
+    return "".join(out)
 
 
 def run(passes: tuple[Pass, ...], scan: Scan) -> Iterator[tuple[int, str, int, int]]:
     """(tier, kind, start, end) of every finding of every pass."""
     for p in passes:
-        for m in p.regex.finditer(scan.raw if p.on == "raw" else scan.low):
-            name = m.lastgroup or ""
-            rule = p.rules[name]
-            for kind, start, end in rule.handle(scan, m, Groups(m, name + "_")):
-                yield rule.tier, kind, start, end
+        data = scan.raw if p.on == "raw" else scan.low
+        first = data.find(p.literal)  # a fast search: most leads are absent from most texts
+        if first < 0:
+            continue
+        for m in p.regex.finditer(data, first):
+            at = m.start()
+            for exact, rule in p.rules:
+                hit = exact.match(data, at)
+                if hit:
+                    for kind, start, end in rule.handle(scan, hit, Groups(hit)):
+                        yield rule.tier, kind, start, end
+                    break

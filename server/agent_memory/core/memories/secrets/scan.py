@@ -7,13 +7,14 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from agent_memory.core.memories.secrets import formats, named, places
+from agent_memory.core.memories.secrets import formats, named, places, prose
 from agent_memory.core.memories.secrets.rules import Scan, compile_passes, run
 
 # Tiers: formats (0), places (1), names and words (2); a span a lower tier claims is not claimed again.
-PASSES = compile_passes(formats.RULES + places.RULES + named.RULES)
-# The rest of a long value wrapped onto the next line: that line holds nothing else.
-_CONTINUED = re.compile(r"(?:\\?\r?\n|\\n)[ \t]*([A-Za-z0-9+/=_-]{4,512})[\"']?[ \t]*(?:\r?\n|\\n|$)")
+PASSES = compile_passes(formats.RULES + places.RULES + named.RULES + prose.RULES)
+# The rest of a long value wrapped onto the next line (maybe quoted in a mail, `> `): that line
+# holds nothing else, and no `=` but padding at its end (`SENTRY_ORG=acme` is an assignment).
+_CONTINUED = re.compile(r"(?:\\?\r?\n|\\n)[ \t]*(?:>[ \t]*)*([A-Za-z0-9+/_-]{4,512}={0,2})[\"']?[ \t]*(?:\r?\n|\\n|$)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,45 +9,54 @@ import math
 import re
 from collections import Counter
 
+# Every expression here runs in time linear in the value: no repetition holds another that can
+# split the same characters two ways (`(?:[a-z]+-?)*` takes exponential time on `aaaa...!`).
 # A value is a placeholder only when it IS one, whole: `<your-token>`, `${VAR}`, `changeme`,
 # `xxxx`, `***`, `REDACTED`, `your_api_key_here`, `sk-...`, AWS's documented `...EXAMPLE`; never
 # because it holds a common word (`Yourpass(2024)!` and `example-Gr8t-pw` are passwords).
+# Matched on the value lowered (no re.I: a case-blind search cannot pass over an alternative by
+# its first character, so it tries every one).
 _PLACEHOLDER = re.compile(r"""
     <[^<>]{0,80}>                                   # <your-token>, <password>
   | \[[^\[\]]{0,40}\]                                # [REDACTED], [hidden]
   | \(?(?:redacted|hidden|masked|removed|filtered|omitted|elided|scrubbed)(?::[a-z_]+)?\)?
-  | [*•·.…_xX#-]{3,}                                 # ***, xxxx, XXXX-XXXX, ..., ###
+  | [*•·.…_x#-]{3,}                                  # ***, xxxx, XXXX-XXXX, ..., ###
   | (?:change|replace|update|fill|set|enter)[-_ ]?(?:me|it|this)(?:[-_ ]?(?:in|now|later|please|before[-_a-z]*))?
-  | (?:your|my)[-_ ]?(?:[a-z]+[-_ ]?){0,6}            # your_api_key_here, YOUR-TOKEN, mytoken (words only)
-  | (?:insert|put|paste|add)[-_ ](?:[a-z]+[-_ ]?){0,12}  # insert_key_here, PASTE-THE-OUTPUT-OF-...
+  | (?:your|my)[-_ ]?(?:[a-z]++(?:[-_ ][a-z]++){0,5}[-_ ]?)?  # your_api_key_here, YOUR-TOKEN, mytoken (words only)
+  | (?:insert|put|paste|add)[-_ ](?:[a-z]++(?:[-_ ][a-z]++){0,11}[-_ ]?)?  # insert_key_here, PASTE-THE-OUTPUT-OF-...
   | (?:example|sample|dummy|placeholder|test|testing|todo|tbd|fixme|foo|bar|baz|foobar|none|null|nil
      |undefined|n/?a|empty|default|unset|secret|secrets|password|passwd|pass|pwd|token|apikey|api[-_]key|key
      |string|str|value|bytes|int|bool|any|optional|required|bearer|basic|env)
-  | [a-z0-9]{1,16}(?:[-_.][a-z0-9]{1,12}){0,3}                  # a prefix, then a filler: sk-..., ghp_xxxx,
-    (?:[-_.]?(?:\.{2,}|…|[x*•]{3,}|<[^<>]*>)|[-_.](?:your|my)[-_a-z]*)  # sk-<key>, xoxb-your-token
-""", re.X | re.I)
+""", re.X)
+# A prefix, then a filler (`sk-...`, `ghp_xxxx`, `sk-<key>`, `xoxb-your-token`), tried only on a
+# value that holds a filler.
+_FILLED = re.compile(r"[a-z0-9]{1,16}(?:[-_.][a-z0-9]{1,12}){0,3}"
+                     r"(?:[-_.]?(?:\.{2,}|…|[x*•]{3,}|<[^<>]*>)|[-_.](?:your|my)[-_a-z]*)")
+_FILLER = re.compile(r"\.\.|…|xxx|\*\*\*|•••|<|your|my")
 _EXAMPLE = re.compile(r".{0,40}EXAMPLE(?:KEY)?")  # AWS's documented example keys
 # References to a value kept elsewhere, and SQL bind names: not values.
 _REFERENCE = re.compile(r"""
     \$\{.* | \$\(.* | \$[A-Z_][A-Z0-9_]* | \$[a-z_][a-z0-9_]*    # ${VAR}, $(cmd), $VAR
-  | .{1,200}(?:\.\.\.|…)                                    # eyJhbGciOi...: elided
   | %[A-Za-z_]\w*% | \{\{.* | \{%.* | <%.* | \#\{.*              # %VAR%, {{ x }}, {% x %}, <%= x %>, #{x}
   | ![A-Za-z]+                                       # !vault, !Ref (a YAML tag)
   | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\)|\[.*\])?  # settings.token, os.environ.get(...), process.env.X
-  | [A-Za-z_][\w.]*\s?\(.*\)[\w.()\[\]]* | [A-Za-z_][\w.]*\[.*\]  # getpass(...), urlsplit(u).password, env["X"]
+  | [A-Za-z_][\w.]*+\s?\(.*\)(?:[.(\[].*)?              # getpass(...), urlsplit(u).password (not `Pass(1)word`)
+  | [A-Za-z_][\w.]*\[.*\]                            # env["X"]
   | [A-Za-z_][\w.]*[(\[]                              # getpass.getpass( ... cut at a quote
   | [A-Za-z_][\w.]*\[[A-Za-z_"'].*                     # Optional[Dict[str, ...: a type, a subscript
   | [A-Za-z_][\w.]*\([A-Za-z_][\w.]*,?                 # HTTPBasicAuth(username, ... cut at a space
   | [(\[]+[A-Za-z_]\w*(?:[.(\[,:].*)? | \{.*          # (self.password..., [listener.fileno(), (bool, {attrs[2]}
-  | [A-Za-z_][\w.]*\([A-Za-z_]\w*[=,:.()\[\]].*         # httpx.Client(timeout=None, enforce_bytes(auth[1]
+  | [A-Za-z_][\w.]*\([A-Za-z_]\w*(?:[=,:.(\[\]]|\)\W).*  # httpx.Client(timeout=None, enforce_bytes(auth[1]
   | [\[(^].*[\])][+*?]?\$?                               # [-!#$%&'*+.^_`|~0-9a-zA-Z]+: a pattern
   | (?:%[sdr]|\{\d*\}|[:@/ ])+                           # '%s:%s', '{}:{}': a format, not a value
   | (?:file|env|vault|op|ssm|arn|secretsmanager|keyvault|awssm|gcpsm|ref|cmd):.*  # file:/path, env:VAR, op://...
   | [@:][a-z_]+ | %\(\w+\)s | \$\d+ | \?              # SQL binds: @password, :password, %(password)s, $1, ?
-  | [~.]{0,2}/(?:[\w.-]{1,64}/?)+ | [A-Za-z]:\\.*      # paths
+  | [~.]{0,2}/[\w.-]++(?:/[\w.-]++)*+/? | [A-Za-z]:\\.*  # paths
   | [\w.+-]+@[\w-]+\.[\w.-]+                          # an email address
   | [a-z][a-z0-9+.-]*://\S*                           # a URL
 """, re.X)
+# A reference holds one of these (a value without any, `glpat-12`, is not tried against them all).
+_REFERENCE_MARK = re.compile(r"[$%{<#!.(\[^:@/?\\ ]")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # DB_PASSWORD, the name of a setting
 _TECH = re.compile(r"(?:argon2(?:id|i|d)?|bcrypt|scrypt|pbkdf2\w*|sha\d+\w*|md5|utf-?8|base64|oauth2?|https?2?|x509"
                    r"|pkcs\d+|aes-?\d*\w*|rsa-?\d*|ed25519|s3|ec2|k8s|v?\d+(?:\.\d+)+\w*|tls\d\w*|ssl\d?|2fa|mfa|totp"
@@ -56,6 +65,7 @@ _FILE = re.compile(r"[\w.-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|c|h|cpp|cs|ph
                    r"|log|sh|sql|xml|html|css|lock|env|pem|crt|key|pub|gz|zip|tar)", re.I)
 _ANY_DIGIT = re.compile(r"\d")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d")
+_PASSPHRASE = re.compile(r"[A-Za-z]{2,}(?:([-_.])[A-Za-z]{2,})(?:\1[A-Za-z]{2,})+")
 _HEX_RUN = re.compile(r"(?=[0-9a-f]{0,6}[0-9])[0-9a-f]{7,}")
 _PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouy]", re.I)
@@ -63,17 +73,23 @@ NOT_VALUES = {"none", "null", "nil", "true", "false", "yes", "no", "on", "off", 
               "hidden", "masked", "unset", "default", "disabled", "enabled", "prompt", "stdin", "inherit", "auto",
               "the", "is", "in", "it", "and", "not", "see", "from", "with", "for", "was", "are", "set", "has"}
 TRAILING = ".,;:'\"`"
+_NEXT_NAME = re.compile(r"[&;,][ \t]*[A-Za-z_][\w.-]*=")
 _STOPWORDS = {"the", "a", "an", "is", "be", "to", "of", "on", "in", "and", "or", "for", "must", "should", "will",
               "your", "with", "from", "at", "by", "this", "that", "it", "not", "no", "are", "was", "can", "here"}
 
 
 def is_placeholder(value: str) -> bool:
-    return bool(_PLACEHOLDER.fullmatch(value) or _EXAMPLE.fullmatch(value)) or len(set(value)) <= 2
+    if len(set(value)) <= 2 or value.endswith(("EXAMPLE", "EXAMPLEKEY")) and _EXAMPLE.fullmatch(value):
+        return True
+    low = value.lower()
+    return bool(_PLACEHOLDER.fullmatch(low) or _FILLER.search(low) and _FILLED.fullmatch(low))
 
 
 def is_reference(value: str) -> bool:
     """A template, environment or code reference, a bind name, a path, an address: never a secret."""
-    if _REFERENCE.fullmatch(value):
+    if value.endswith(("...", "…")) and "\n" not in value and len(value.rstrip(".…")) <= 200 and value.strip(".…"):
+        return True  # eyJhbGciOi...: elided
+    if _REFERENCE_MARK.search(value) and _REFERENCE.fullmatch(value):
         return True
     return bool(_CONSTANT.fullmatch(value)) and sum(c.isdigit() for c in value) < 2
 
@@ -128,23 +144,27 @@ def password_value(value: str, form: str, quoted: bool = False) -> bool:
     if not 4 <= len(value) <= 256 or value.startswith("-") or value.isdigit() and len(value) < 6:
         return False  # too short or long, a flag, a PIN-sized number
     lower, upper, digit, symbol = classes(value)
-    if form == "assign" and not (quoted or digit or symbol or lower and upper):
-        return False
-    if not_a_value(value) or is_public(value) or " " in value and _STOPWORDS & set(value.lower().split()):
-        return False  # a placeholder, a reference, a public key, a sentence (`"must be changed on first login"`)
     if form == "assign":
-        return True
-    if len(value) < 6 or not (lower or upper) or _TECH.fullmatch(value) or _FILE.fullmatch(value):
-        return False
-    if _DATE.search(value) or not upper and _HEX_RUN.search(value) and len(value) < 32:
-        return False  # a timestamp, a commit or a pod's hash in prose
-    if digit:
-        return True
-    if form == "said":  # a passphrase: three words or more, joined (`purple-monkey-dishwasher`)
-        if re.fullmatch(r"[A-Za-z]{2,}(?:([-_.])[A-Za-z]{2,})(?:\1[A-Za-z]{2,})+", value):
-            return True
-        return symbol and lower and upper and not wordish(value)
-    return False
+        if not (quoted or digit or symbol or lower and upper):
+            return False
+    else:  # said in prose: more than a word (the cheap tests first)
+        if len(value) < 6 or not (lower or upper) or _TECH.fullmatch(value) or _FILE.fullmatch(value):
+            return False
+        if _DATE.search(value) or not upper and _HEX_RUN.search(value) and len(value) < 32:
+            return False  # a timestamp, a commit or a pod's hash in prose
+        if not digit and not (form == "said" and (_PASSPHRASE.fullmatch(value) or symbol and lower and upper
+                                                  and not wordish(value))):
+            return False  # a passphrase: three words or more, joined (`purple-monkey-dishwasher`)
+    # Not a placeholder, a reference, a public key, a sentence (`"must be changed on first login"`).
+    return not (not_a_value(value) or is_public(value) or " " in value and _STOPWORDS & set(value.lower().split()))
+
+
+def human_secret(value: str) -> bool:
+    """A secret a person chose (`JackalQuokka5!`): 8 to 64 characters of letters, digits and
+    symbols, no path, address or reference."""
+    lower, upper, digit, symbol = classes(value)
+    return (8 <= len(value) <= 64 and (lower or upper) and digit and symbol and not any(c in value for c in " /:@")
+            and not not_a_value(value))
 
 
 def basic_credentials(value: str) -> bool:
@@ -159,9 +179,10 @@ def basic_credentials(value: str) -> bool:
 def trim(value: str) -> str:
     """An unquoted value ends before the next `; name=` / `& name=` / `, name=` and loses trailing
     punctuation (a closing bracket only when it opens none)."""
-    cut = re.search(r"[&;,][ \t]*[A-Za-z_][\w.-]*=", value)
-    if cut:
-        value = value[: cut.start()]
+    if "&" in value or ";" in value or "," in value:
+        cut = _NEXT_NAME.search(value)
+        if cut:
+            value = value[: cut.start()]
     if value.endswith(("...", "…")):
         return value  # elided: kept whole, so that it reads as a placeholder
     while value:
