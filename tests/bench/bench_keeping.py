@@ -59,9 +59,10 @@ def layers(db: Path) -> dict[str, tuple[int, int]]:
         return {layer: (n, chars) for layer, n, chars in rows.fetchall()}
 
 
-async def retrieve_all(env: dict[str, str], convs: list[Conversation], projects: Path, db: Path) -> list[bool]:
-    """Each question through memory_retrieve on an in-process server over the bench's store, once
-    that server has applied the vector index's queue (the prune's deletions and new digests)."""
+async def retrieve_each(env: dict[str, str], db: Path, questions: list[tuple[Path, str]]) -> list[list[str]]:
+    """Each (project directory, question) through memory_retrieve on an in-process server over the
+    bench's store, once that server has applied the vector index's queue (the prune's deletions and
+    new digests): the contents of the items each got."""
     from mcp import Client
 
     from agent_memory.config import load_settings
@@ -71,27 +72,27 @@ async def retrieve_all(env: dict[str, str], convs: list[Conversation], projects:
     configure_logging("warning", "auto")  # on stderr, as the server's own
     environ = {k: v for k, v in env.items() if k.startswith("MEMORY_")}
     settings = load_settings(environ=environ, overrides={"agent_id": "bench", "team": "benchteam"})
-    hits: list[bool] = []
+    out: list[list[str]] = []
     async with Client(create_server(settings)) as client:
         await client.call_tool("memory_retrieve", {"query": "warm up"})
         while backlog(db):
             await anyio.sleep(0.5)
-        for conv in convs:
-            project = settings.project_in(str(projects / conv.name), always=True)
+        for directory, question in questions:
+            project = settings.project_in(str(directory), always=True)
             assert project is not None
-            namespace = f"bench/{project.segment}"
-            for query in conv.queries:
-                evidence = conv.evidence(query)
-                if not evidence:
-                    continue
-                result = await client.call_tool("memory_retrieve", {
-                    "query": query["question"], "limit": 10, "min_score": 0, "namespaces": [namespace],
-                    "max_chars": 1_000_000, "per_entry_max_chars": 100_000})
-                data = result.structured_content or {}
-                items = data.get("items") or []
-                block = "\n- [".join(str(item.get("content", "")) for item in items)
-                hits.append(recalled(block, evidence))
-    return hits
+            result = await client.call_tool("memory_retrieve", {
+                "query": question, "limit": 10, "min_score": 0, "namespaces": [f"bench/{project.segment}"],
+                "max_chars": 1_000_000, "per_entry_max_chars": 100_000})
+            items = (result.structured_content or {}).get("items") or []
+            out.append([str(item.get("content", "")) for item in items])
+    return out
+
+
+def retrieve_all(env: dict[str, str], convs: list[Conversation], projects: Path, db: Path) -> list[bool]:
+    asked = [(conv, query) for conv in convs for query in conv.queries if conv.evidence(query)]
+    got = anyio.run(retrieve_each, env, db, [(projects / conv.name, query["question"]) for conv, query in asked])
+    return [recalled("\n- [".join(items), conv.evidence(query))
+            for (conv, query), items in zip(asked, got, strict=True)]
 
 
 def hook_all(hooks: Hooks, convs: list[Conversation], projects: Path) -> list[bool]:
@@ -167,33 +168,11 @@ def capture_coding(hooks: Hooks, session: CodingSession, project: Path, claude_h
     hooks.run({**base, "hook_event_name": "SessionEnd", "reason": "other"}, "SessionEnd")
 
 
-async def retrieve_probes(env: dict[str, str], sessions: list[CodingSession], projects: Path, db: Path
-                          ) -> list[bool]:
-    from mcp import Client
-
-    from agent_memory.config import load_settings
-    from agent_memory.logging import configure_logging
-    from agent_memory.tools.server import create_server
-
-    configure_logging("warning", "auto")  # on stderr, as the server's own
-    environ = {k: v for k, v in env.items() if k.startswith("MEMORY_")}
-    settings = load_settings(environ=environ, overrides={"agent_id": "bench", "team": "benchteam"})
-    hits: list[bool] = []
-    async with Client(create_server(settings)) as client:
-        await client.call_tool("memory_retrieve", {"query": "warm up"})
-        while backlog(db):
-            await anyio.sleep(0.5)
-        for session in sessions:
-            project = settings.project_in(str(projects / session.name), always=True)
-            assert project is not None
-            for probe in session.probes:
-                result = await client.call_tool("memory_retrieve", {
-                    "query": probe.question or " ".join(probe.keys), "limit": 10, "min_score": 0,
-                    "namespaces": [f"bench/{project.segment}"], "max_chars": 1_000_000,
-                    "per_entry_max_chars": 100_000})
-                items = (result.structured_content or {}).get("items") or []
-                hits.append(any(probe.hit(str(item.get("content", ""))) for item in items))
-    return hits
+def retrieve_probes(env: dict[str, str], sessions: list[CodingSession], projects: Path, db: Path) -> list[bool]:
+    asked = [(session, probe) for session in sessions for probe in session.probes]
+    got = anyio.run(retrieve_each, env, db, [(projects / session.name, probe.question or " ".join(probe.keys))
+                                             for session, probe in asked])
+    return [any(probe.hit(item) for item in items) for (_, probe), items in zip(asked, got, strict=True)]
 
 
 def hook_probes(hooks: Hooks, sessions: list[CodingSession], projects: Path) -> list[bool]:
@@ -261,8 +240,8 @@ def main() -> None:
 
         def ask() -> tuple[list[bool], list[bool]]:
             if args.corpus:
-                return anyio.run(retrieve_probes, env, convs, projects, db), hook_probes(hooks, convs, projects)
-            return anyio.run(retrieve_all, env, convs, projects, db), hook_all(hooks, convs, projects)
+                return retrieve_probes(env, convs, projects, db), hook_probes(hooks, convs, projects)
+            return retrieve_all(env, convs, projects, db), hook_all(hooks, convs, projects)
 
         stored_before = layers(db)
         retrieve_before, hook_before = ask()

@@ -65,7 +65,10 @@ def test_the_plugin_installs_in_one_step_and_brings_hooks_and_tools(claude: str,
     with model_standin() as (standin, port):
         # The tools' schemas in the request itself: with tool search on, the CLI lists deferred tools
         # by name only when their server has answered by then, which a loaded machine may miss.
-        run_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ENABLE_TOOL_SEARCH": "false"}
+        # MCP_TIMEOUT: the CLI's wait for a server's start-up (ms); a full suite on two cores once made the
+        # plugin's server miss the first request's tool list.
+        run_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ENABLE_TOOL_SEARCH": "false",
+                   "MCP_TIMEOUT": "60000"}
 
         def ask(prompt: str) -> list[dict]:
             before = len(standin.requests)

@@ -99,7 +99,7 @@ _RULE_SUBJECT = re.compile(
     r"no\s+(?!wait\b|problem|worries|idea|way\b|thanks|rush|need\b|more\b)[\w.@*-]+,?\s+\S))",
     re.IGNORECASE)
 _AFTER = re.compile(r"\b(?:anymore|btw|though|thanks|thx|cheers|obviously|for now|later|anyway|instead|soon)(\s+)"
-                    r"(?=[a-z])"
+                    r"(?=[a-z])(?!of\b|than\b)"
                     r"|\bit is(\s+)(?=(?:also|and|we|i|let'?s)\b)"
                     r"|\bnow(\s+)(?=(?:use|add|make|set|switch|enable|drop)\b)", re.IGNORECASE)
 # "redis actually Valkey" (not "it's actually fine", "that was actually fun").
@@ -120,6 +120,8 @@ _FUNCTION = (STOP | AUXILIARIES | frozenset(
     "mean sure know wish ensure make can could should would will ever even still already you we i they he she "
     "i'm we're we'll i'll i'd we'd you're they're ok okay yes yeah no hmm u maybe perhaps probably".split())
              ) - frozenset("it this that only now then too here there both all one".split())
+_SUBJECTS = frozenset("i we you they he she".split())
+_ADVERBS = frozenset("now still also really always usually never just only actually no longer generally".split())
 _RELATIVE = frozenset("any every all each the a an everything anything something nothing that which what this "
                       "those these one".split())
 _JOINED = re.compile(r"\s*(?:and|also)\s", re.IGNORECASE)
@@ -132,7 +134,9 @@ def _words_before(text: str, pos: int, n: int) -> list[str]:
 def _after_content(text: str, pos: int) -> bool:
     """A word boundary at `pos` may start a clause: the word before it is not a function word (a
     clause joined by "and" or "also" may follow any word)."""
-    before = _words_before(text, pos, 1)
+    before = _words_before(text, pos, 2)
+    if len(before) == 2 and before[0] in _SUBJECTS and before[1] in _ADVERBS:
+        return False  # "I now | prefer spaces", "we still | use Redis": one clause
     return bool(before) and (before[-1] not in _FUNCTION or bool(_JOINED.match(text, pos)))
 
 

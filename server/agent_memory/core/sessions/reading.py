@@ -27,7 +27,7 @@ _LEAD = re.compile(
     r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
     r"yeah|yes|yep|"
     r"wow|haha|hey|honestly|hmm+|nice|sweet|cool|great|good|perfect|phew|fyi|remember|note|plus|but|eh|er|right|"
-    r"sure|👍)(?:[,:!.]+\s*|\s+))+", _I)
+    r"sure|actually(?!,?\s+no\b)|👍)(?:[,:!.]+\s*|\s+))+", _I)
 _LABEL = re.compile(r"^(?![^:]*\b(?:decision|decided|rule|policy|convention|verdict|answer|plan|preference|style)\b)"
                     r"[\w\s',-]{1,40}:\s+(?=\S)", _I)
 _TAIL = re.compile(r"(?:[,\s]+(?:btw|thanks|thank you|thx|ty|cheers|though|obviously|that'?s it|for the record|fyi|"
