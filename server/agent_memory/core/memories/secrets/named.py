@@ -104,8 +104,8 @@ def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, in
     name, name_start = _name(text, keyword, g.end("rest"))
     group = g.lastgroup or "bare"  # the value's group closes last
     start, end = g.span(group)
-    if g.start("op") >= 0:
-        op = g.group("op")
+    op = g.group("op")
+    if op is not None:
         after = end + (group != "bare")  # past a closing quote
         if op == b">" and (name_start == 0 or text[name_start - 1] != "<" or not _CLOSING_TAG.match(text, after)):
             return None  # <password>PW</password>, and nothing else
@@ -132,12 +132,11 @@ def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, in
         value = trim(value)
     if not value or is_public(value) or form in ("said", "bare") and _ANOTHER_NAME.match(value):
         return None
-    if not quoted and _code(text, name, value, g, form):
+    if not quoted and _code(text, name, value, g, form, op):
         return None
     normal = _normal(value)
-    if normal and normal in _normal(name):
+    if normal and len(normal) <= len(name) and normal in _normal(name):
         return None  # `"V1Secret": ".v1_secret"`, `..._ACCESS_TOKEN = "X-Xet-Access-Token"`: the name again
-    op = g.group("op")
     glued = op == b"," or op == b":" and text[g.end("op")] not in " \t\"'\\"
     if glued and cls != "password":
         return None  # `key:value`, `("token", "x")`: only a password is given so
@@ -146,7 +145,7 @@ def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, in
             return None  # psql --password asks; the word after it is the database
         if form == "bare" and name.lower() == "pass" and not _PASS_VALUE.search(value):
             return None  # `pass force_zip64 to ...`: the verb, not the word for a password
-        env_style = form == "assign" and g.group("op") == b"=" and name.isupper() and text[g.end("rest")] == "="
+        env_style = op == b"=" and form == "assign" and name.isupper() and text[g.end("rest")] == "="
         given = "assign" if form in ("assign", "flag") else form
         # Glued (`Password:PW`, `("password", "PW")`), a word is a label (`t("password", "Kennwort")`).
         ok = password_value(value, given, quoted or env_style) and not (
@@ -183,14 +182,14 @@ def _public_half(text: str, name: str, name_start: int) -> bool:
     return bool(sibling.search(text, max(0, name_start - 300), name_start + 300))
 
 
-def _code(text: str, name: str, value: str, g: Groups, form: str) -> bool:
+def _code(text: str, name: str, value: str, g: Groups, form: str, op: bytes | None) -> bool:
     """Whether an unquoted value is code: a variable (`password = proxy_password`, not
     `DB_PASSWORD=...`), or a type (`password: _PasswordType | None = None`)."""
-    env_style = form == "assign" and g.group("op") == b"=" and name.isupper()
+    env_style = op == b"=" and form == "assign" and name.isupper()
     if not env_style and _IDENTIFIER.fullmatch(value) and not _ANY_DIGIT.search(value) and (
             wordish(value) or value.lower().endswith(("password", "passwd", "pass", "secret", "token", "key"))):
         return True
-    return g.group("op") == b":" and bool(_ANNOTATION.match(text, g.start("bare") + len(value)))
+    return op == b":" and bool(_ANNOTATION.match(text, g.start("bare") + len(value)))
 
 
 def _normal(text: str) -> str:
