@@ -54,7 +54,7 @@ def command_of(text: str, at: int) -> tuple[str, list[str]]:
     words: list[str] = []
     command = -1
     for word in _SHELL_WORD.finditer(text, start, at):  # the command and its first few arguments
-        words.append(word.group(1) or word.group(2) or word.group(3))
+        words.append(word.group(1) or word.group(2) or word.group(3) or "")  # `''` is an empty word
         if command < 0 and not ("=" in words[-1] and not words[-1].startswith("-") or words[-1] in _PREFIXES):
             command = len(words) - 1
         if command >= 0 and len(words) > command + 4:
@@ -213,9 +213,10 @@ def _pgpass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 
 RULES: tuple[Rule, ...] = (
     Rule("raw", COLON, r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
-    # A token as a URL's user (`https://<token>@github.com/...`, a Sentry DSN's key), and the password
+    # A token as an HTTP URL's user (`https://<token>@github.com/...`, a Sentry DSN's key; an ssh://
+    # URL's user is a name), and the password
     # of a Go MySQL DSN (`user:PW@tcp(host:3306)/db`).
-    Rule("raw", COLON, r"//(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
+    Rule("raw", COLON, r"//(?<=http://|ttps://)(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
     Rule("raw", "@", r"(?:tcp6?|udp|unix)\(", _go_dsn, 1),
     Rule("raw", COLON, r"[0-9*][0-9]{0,4}+:[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
          _pgpass, 1),
