@@ -243,6 +243,7 @@ TRAPS = [
     "Cookie: csrftoken=" + fake(32) + "; theme=dark",
     '{"XSRF-TOKEN": "' + fake(32) + '"}',
     "password: ${DATABASE_PASSWORD:?missing}",
+    "ssh -o '' -p 2222 deploy@host",  # an empty word before an option (it once raised)
 ]
 
 

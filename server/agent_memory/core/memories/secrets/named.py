@@ -38,7 +38,8 @@ _OP = (r"[ \t]*+(?P<op>:=|=>|=(?![=~])" + _NOT_KEYWORD + r"|:(?=[ \t]|\\?[\"']|[
        + r"|>(?=[^<\s])|,(?=[ \t]*+[\"']))[ \t]*+")
 # Said in prose: `password is ...`, `password for the staging db: ...`, `pass -- ...`, `password now ...`.
 _WORD = r"[a-z0-9_-]{1,30}+"
-_SAID = (r"[ \t]++(?![=:])(?:(?P<said>(?:(?:id|cookie|value|string|hash)(?![a-z0-9_-])[ \t]*+)?"
+# (The said part is tried only where one of its first letters follows: most places have none.)
+_SAID = (r"[ \t]++(?![=:])(?:(?=[icvshfotaw:?=nr-])(?P<said>(?:(?:id|cookie|value|string|hash)(?![a-z0-9_-])[ \t]*+)?"
          r"(?:(?:for|of|on|to|at|in)[ \t]++(?:" + _WORD + r"[ \t]++){0,4}?" + _WORD + r"[ \t]*+)?"
          r"(?::|-{1,2}|\?|(?:is|was|are|=|has[ \t]+been)"
          r"(?:[ \t]++(?:now|still|changed|set|reset|updated|literally|just|actually|simply|currently))?"
@@ -51,11 +52,15 @@ def _tail(least: int, bare: int) -> str:
     value holds something besides letters (`hunter2!`, not `deploy`): a word is turned away here,
     and so is another name (`password: DB_PASS=`, but not base64's padding, `cGFzcw==`); it is read
     in a lookahead, so that the search goes on inside it (`?X-Amz-SignedHeaders=host&X-Amz-Signature=`)."""
-    value = (r"(?:(?=[a-z]{0,400}+[^a-z\s'\"<>`])(?!-|[a-z_][a-z0-9_.-]{0,40}+(?::(?:\s|$)|=[ \t]))"
+    value = (rf"(?:(?=[^\s'\"<>`]{{{bare}}})(?=[a-z]{{0,400}}+[^a-z\s'\"<>`])"
+             r"(?!-|[a-z_][a-z0-9_.-]{0,40}+(?::(?:\s|$)|=[ \t]))"
              rf"(?=(?P<bare>[^\s'\"<>`]{{{bare},400}}+))"
-             rf"|[bruf]{{0,2}}+(?:\\?\"(?P<dq>(?:[^\"\r\n\\]|\\\r?\n|\\[^\"\r\n]){{{least},400}}+)\\?\""
+             rf"|(?=[bruf]{{0,2}}+[\\\"'`])[bruf]{{0,2}}+"
+             rf"(?:\\?\"(?P<dq>(?:[^\"\r\n\\]|\\\r?\n|\\[^\"\r\n]){{{least},400}}+)\\?\""
              rf"|\\?'(?P<sq>[^'\r\n]{{{least},400}}+)'|`(?P<bq>[^`\r\n]{{{least},400}}+)`))")
-    return r"(?P<rest>[a-z0-9_.-]{0,48}+)" + _CLOSE + "(?:" + _OP + "|" + _SAID + ")" + value
+    # `password=password=...` is turned away at once (the branch below would turn it away too, later).
+    return (r"(?P<rest>[a-z0-9_.-]{0,48}+)" + _CLOSE + r"(?![:=](?:" + _KEYWORDS + "))(?:" + _OP + "|" + _SAID + ")"
+            + value)
 
 
 # A password is found by its own families (`pass`, `pw`), at least 4 characters; a key, token or
@@ -97,10 +102,10 @@ def _family(passwords: bool) -> Handler:
 
 def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, int, int] | None:
     name, name_start = _name(text, keyword, g.end("rest"))
-    group = g.m.lastgroup or "bare"  # the value's group closes last
+    group = g.lastgroup or "bare"  # the value's group closes last
     start, end = g.span(group)
-    if g.has("op"):
-        op = g.get("op")
+    op = g.group("op")
+    if op is not None:
         after = end + (group != "bare")  # past a closing quote
         if op == b">" and (name_start == 0 or text[name_start - 1] != "<" or not _CLOSING_TAG.match(text, after)):
             return None  # <password>PW</password>, and nothing else
@@ -127,12 +132,11 @@ def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, in
         value = trim(value)
     if not value or is_public(value) or form in ("said", "bare") and _ANOTHER_NAME.match(value):
         return None
-    if not quoted and _code(text, name, value, g, form):
+    if not quoted and _code(text, name, value, g, form, op):
         return None
     normal = _normal(value)
-    if normal and normal in _normal(name):
+    if normal and len(normal) <= len(name) and normal in _normal(name):
         return None  # `"V1Secret": ".v1_secret"`, `..._ACCESS_TOKEN = "X-Xet-Access-Token"`: the name again
-    op = g.get("op")
     glued = op == b"," or op == b":" and text[g.end("op")] not in " \t\"'\\"
     if glued and cls != "password":
         return None  # `key:value`, `("token", "x")`: only a password is given so
@@ -141,7 +145,7 @@ def _judge(text: str, keyword: int, g: Groups, passwords: bool) -> tuple[str, in
             return None  # psql --password asks; the word after it is the database
         if form == "bare" and name.lower() == "pass" and not _PASS_VALUE.search(value):
             return None  # `pass force_zip64 to ...`: the verb, not the word for a password
-        env_style = form == "assign" and g.get("op") == b"=" and name.isupper() and text[g.end("rest")] == "="
+        env_style = op == b"=" and form == "assign" and name.isupper() and text[g.end("rest")] == "="
         given = "assign" if form in ("assign", "flag") else form
         # Glued (`Password:PW`, `("password", "PW")`), a word is a label (`t("password", "Kennwort")`).
         ok = password_value(value, given, quoted or env_style) and not (
@@ -178,14 +182,14 @@ def _public_half(text: str, name: str, name_start: int) -> bool:
     return bool(sibling.search(text, max(0, name_start - 300), name_start + 300))
 
 
-def _code(text: str, name: str, value: str, g: Groups, form: str) -> bool:
+def _code(text: str, name: str, value: str, g: Groups, form: str, op: bytes | None) -> bool:
     """Whether an unquoted value is code: a variable (`password = proxy_password`, not
     `DB_PASSWORD=...`), or a type (`password: _PasswordType | None = None`)."""
-    env_style = form == "assign" and g.get("op") == b"=" and name.isupper()
+    env_style = op == b"=" and form == "assign" and name.isupper()
     if not env_style and _IDENTIFIER.fullmatch(value) and not _ANY_DIGIT.search(value) and (
             wordish(value) or value.lower().endswith(("password", "passwd", "pass", "secret", "token", "key"))):
         return True
-    return g.get("op") == b":" and bool(_ANNOTATION.match(text, g.start("bare") + len(value)))
+    return op == b":" and bool(_ANNOTATION.match(text, g.start("bare") + len(value)))
 
 
 def _normal(text: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent_memory.core.memories.secrets.rules import COLON, DASH, Found, Groups, Rule, Scan
+from agent_memory.core.memories.secrets.rules import COLON, Found, Groups, Rule, Scan
 from agent_memory.core.memories.secrets.values import (
     basic_credentials,
     classes,
@@ -44,12 +44,24 @@ _COMMANDS = {  # option -> commands where it takes a password (or user:password)
 
 
 def command_of(text: str, at: int) -> tuple[str, list[str]]:
-    """The command of the shell segment holding position `at`, and its words before `at`."""
-    line_start = text.rfind("\n", max(0, at - 2000), at) + 1
-    segment = re.split(r"\|\|?|&&|;", text[max(line_start, at - 2000):at])[-1]
-    words = [a or b or c for a, b, c in _SHELL_WORD.findall(segment)]
-    while len(words) > 1 and ("=" in words[0] and not words[0].startswith("-") or words[0] in _PREFIXES):
-        words.pop(0)
+    """The command of the shell segment holding position `at` (after the last `|`, `&&`, `;` or
+    newline within 2000 characters), and its first words (a prefix, `sudo`, `env X=1`, skipped)."""
+    low = max(0, at - 2000)
+    amp = text.rfind("&", low, at)  # one `&` is found at once; `&&` is looked for only then
+    both = text.rfind("&&", low, amp + 1) if amp > low else -1
+    start = max(low, text.rfind("|", low, at) + 1, text.rfind(";", low, at) + 1, text.rfind("\n", low, at) + 1,
+                both + 2 if both >= 0 else 0)
+    words: list[str] = []
+    command = -1
+    for word in _SHELL_WORD.finditer(text, start, at):  # the command and its first few arguments
+        words.append(word.group(1) or word.group(2) or word.group(3) or "")  # `''` is an empty word
+        if command < 0 and not ("=" in words[-1] and not words[-1].startswith("-") or words[-1] in _PREFIXES):
+            command = len(words) - 1
+        if command >= 0 and len(words) > command + 4:
+            break
+    if command < 0:  # only prefixes: the last of them stands for the command
+        command = max(0, len(words) - 1)
+    words = words[command:]
     return (words[0].rsplit("/", 1)[-1] if words else ""), words
 
 
@@ -84,7 +96,7 @@ def _url_token(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 def _authorization(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     start = g.start("v")
     value = trim(scan.text[start:g.end("v")])
-    scheme = g.get("scheme") if g.has("scheme") else None
+    scheme = g.group("scheme")
     if scheme == b"basic":
         if basic_credentials(value):
             yield "basic_auth", start, start + len(value)
@@ -121,18 +133,18 @@ def _cookie_pairs(text: str, start: int, end: int) -> Found:
 def _option(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     text = scan.text
     command, words = command_of(text, m.start())
-    if g.has("ossl"):
+    if g.start("ossl") >= 0:
         yield from _password_at(text, *g.span("ossl"))
         return
-    if g.has("sudo"):
+    if g.start("sudo") >= 0:
         if command == "sudo":
             yield from _echoed(text, m.start())
         return
-    opt = b"u" if g.has("user") else g.get("opt")
+    opt = g.group("opt") or b"u"
     if command not in _COMMANDS.get(opt, ()) and not (opt == b"p" and command in _LOGIN and "login" in words):
         return
-    group = "user" if g.has("user") else "glued" if g.has("glued") else "spaced"
-    if not g.has(group):
+    group = "user" if g.start("user") >= 0 else "glued" if g.start("glued") >= 0 else "spaced"
+    if g.start(group) < 0:
         return
     start, end = _unquote(text, *g.span(group))
     if opt == b"p" and command in _MYSQL and group != "glued":
@@ -201,19 +213,19 @@ def _pgpass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 
 RULES: tuple[Rule, ...] = (
     Rule("raw", COLON, r"//(?P<user>[^\s:/@'\"<>`]{0,128}+):(?P<v>[^\s/@'\"<>`]{1,256}+)@(?=[A-Za-z0-9.\[-])", _url, 1),
-    # A token as a URL's user (`https://<token>@github.com/...`, a Sentry DSN's key), and the password
+    # A token as an HTTP URL's user (`https://<token>@github.com/...`, a Sentry DSN's key; an ssh://
+    # URL's user is a name), and the password
     # of a Go MySQL DSN (`user:PW@tcp(host:3306)/db`).
-    Rule("raw", COLON, r"//(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
+    Rule("raw", COLON, r"//(?<=http://|ttps://)(?P<tok>[A-Za-z0-9_~.+-]{20,128}+)@(?=[A-Za-z0-9.\[-])", _url_token, 1),
     Rule("raw", "@", r"(?:tcp6?|udp|unix)\(", _go_dsn, 1),
     Rule("raw", COLON, r"[0-9*][0-9]{0,4}+:[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<v>[^\s]{1,256}+)[ \t]*+(?=\r?\n|$)",
          _pgpass, 1),
     Rule("raw", "/p:", r"(?<=\s/p:)(?P<v>[^\s]{1,256}+)", _rdp, 1),
-    # The option's value is read in a lookahead: the search goes on inside it (`-p pypi-...`).
-    Rule("raw", DASH, r"(?P<opt>[paPwuUbS-])(?<=[ \t]-.)(?:(?<=p)ass(?:in|out)?[ \t]++pass:(?=(?P<ossl>[^\s]{4,256}+))"
-                     r"|(?<=S)(?P<sudo>[ \t])"
-                     r"|(?<=[paPwuUb])(?=[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
-                     r"|(?<=-)user(?:=|[ \t]++)(?=(?P<user>[^\s]{4,512}+)))",
-         _option, 1),
+    # An option after a blank (`-p`, `--user`); its value is read in a lookahead, so the search goes on
+    # inside it (`-p pypi-...`).
+    *(Rule("raw", lead, r"(?:pass(?:in|out)?[ \t]++pass:(?=(?P<ossl>[^\s]{4,256}+))|S(?P<sudo>[ \t])"
+                        r"|(?P<opt>[paPwuUb])(?=[ \t]++(?P<spaced>[^\s-][^\s]{3,4000}+)|(?P<glued>[^\s-][^\s]{3,255}+))"
+                        r"|-user(?:=|[ \t]++)(?=(?P<user>[^\s]{4,512}+)))", _option, 1) for lead in (" -", "\t-")),
     # `Authorization: ...`, `"Authorization": "..."`, and a server's directive: `proxy_set_header
     # Authorization "Basic ..."`, `RequestHeader set Authorization "Bearer ..."`.
     Rule("low", "auth", r"orization(?:\\?[\"']?\]?[ \t]*+[:=][ \t]*+(?:f?\\?[\"'])?"
@@ -222,11 +234,14 @@ RULES: tuple[Rule, ...] = (
                       r"(?P<v>[^\s\"'<>`,;)\\-][^\s\"'<>`,;)\\]{7,4096}+)",
          _authorization, 1),
     Rule("low", "bearer", r"[ \t]++(?P<v>[a-z0-9._~+/=-]{16,4096}+)", _bearer, 1),
+    # The pairs of a cookie line: `name=value` separated by `;` or `,` (a space only after one), one
+    # of them named for a session; the search reads no further than the pairs go.
     Rule("low", "cookie", r"s?(?:\\?[\"'])?(?:[ \t]*+[:=]|(?<=--cookie)[ \t])[ \t]*+"
-                          r"(?=[^\r\n]{0,2000}?" + _SESSIONISH_NAME + r")(?P<pairs>[^\r\n]{3,4000}+)", _cookie, 1),
+                          r"(?=(?:[^\s;,]|[;,][ \t]*+){0,4000}?" + _SESSIONISH_NAME + r")"
+                          r"(?P<pairs>(?:[^\s;,]++|[;,][ \t]*+){1,2000}+)", _cookie, 1),
     Rule("low", "sqlplus", r"(?:[ \t]++-[a-z]++)*+[ \t]++[^\s/@'\"]{1,64}+/(?P<v>[^\s@/]{4,256}+)@", _positional, 1),
     Rule("low", "rabbitmqctl", r"(?:[ \t]++-[a-z-]++(?:[ \t]++[^\s-]\S*+)?)*+[ \t]++(?:add_user|change_password)"
                                r"[ \t]++\S{1,128}+[ \t]++(?P<v>[^\s-]\S{3,255}+)", _positional, 1),
-    Rule("low", "pass", r"wd(?<=htpasswd)(?P<flags>(?:[ \t]++-[a-z]{1,8}+)+)"
+    Rule("low", "htpasswd", r"(?P<flags>(?:[ \t]++-[a-z]{1,8}+)+)"
                         r"(?P<args>(?:[ \t]++[^\s-][^\s]{0,511}+){2,4})", _htpasswd, 1),
 )

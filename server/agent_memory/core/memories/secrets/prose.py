@@ -40,7 +40,7 @@ def _user_pass(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 
 def _used_as(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
     """`use hunter2 as the password`, `I'm using Pa55word for the db password`: the word before."""
-    start = m.start()
+    start = m.start() + 1  # after the blank the lead starts with
     window = scan.text[max(0, start - 100):start]
     if " as " not in window and " for " not in window:
         return
@@ -72,7 +72,8 @@ def _answer(scan: Scan, m: re.Match[bytes], g: Groups) -> Found:
 RULES: tuple[Rule, ...] = (
     Rule("low", "cred", r"(?<![a-z0-9_]cred)(?:ential)?s?" + _USER_PASS, _user_pass, 2),
     Rule("low", "login", r"(?<![a-z0-9_]login)s?" + _USER_PASS, _user_pass, 2),
-    Rule("low", "pass", r"(?<=[ \t]pass)(?:word|phrase|wd)(?=[ \t.,;!?)]|\r?\n|$)", _used_as, 2),
+    # (Leads of their own: a branch in the `pass` search would be tried at every `pass`.)
+    *(Rule("low", lead, r"(?:word|phrase|wd)(?=[ \t.,;!?)]|\r?\n|$)", _used_as, 2) for lead in (" pass", "\tpass")),
     Rule("low", " to ", r"(?:log|sign)[ \t-]?(?:in|on)(?![a-z])", _used_to, 2),
     # The answer: the next line, after a time (`[11:37]`) and who says it (`Ines:`), is one word.
     Rule("raw", r"\?", r"[ \t]*+\r?\n(?:\[[^\]\r\n]{1,30}+\][ \t]*+)?(?:[A-Za-z][\w .'-]{0,30}?:[ \t]++)?"

@@ -42,28 +42,8 @@ class Scan:
     low: bytes  # `raw` lowered
 
 
-class Groups:
-    """The groups of a rule's match, by name (`has` tells whether a group took part)."""
-
-    __slots__ = ("m",)
-
-    def __init__(self, m: re.Match[bytes]) -> None:
-        self.m = m
-
-    def has(self, name: str) -> bool:
-        return self.m.start(name) >= 0
-
-    def start(self, name: str) -> int:
-        return self.m.start(name)
-
-    def end(self, name: str) -> int:
-        return self.m.end(name)
-
-    def span(self, name: str) -> tuple[int, int]:
-        return self.m.span(name)
-
-    def get(self, name: str) -> bytes | None:
-        return self.m.group(name)
+# A rule's match: its groups by name (a group that took no part starts at -1).
+Groups = re.Match[bytes]
 
 
 Handler = Callable[[Scan, re.Match[bytes], Groups], Found]
@@ -85,6 +65,7 @@ class Rule:
 class Pass:
     on: str
     literal: bytes  # what the lead starts with: a text without it is not searched
+    rare: bytes  # the literal's least common character: a text without it lacks the literal
     regex: re.Pattern[bytes]  # the search: the lead and every rule's body, without groups
     rules: tuple[tuple[re.Pattern[bytes], Rule], ...]  # each rule's own expression, in order
 
@@ -94,7 +75,7 @@ def compile_passes(rules: tuple[Rule, ...]) -> tuple[Pass, ...]:
     by_lead: dict[tuple[str, str], list[Rule]] = {}
     for rule in rules:
         by_lead.setdefault((rule.on, rule.lead), []).append(rule)
-    return tuple(Pass(on, _literal(lead),
+    return tuple(Pass(on, _literal(lead), _rarest(_literal(lead)),
                       re.compile(f"{lead}(?:{'|'.join(plain(r.pattern) for r in members)})".encode()),
                       tuple((re.compile(f"{lead}(?:{r.pattern})".encode()), r) for r in members))
                  for (on, lead), members in by_lead.items())
@@ -104,6 +85,16 @@ def _literal(lead: str) -> bytes:
     """The literal characters a lead starts with (`\\-(?=...)` -> `-`)."""
     found = re.match(r"(?:\\.|[^\\()\[\]{}?*+|^$.])+", lead)
     return re.sub(r"\\(.)", r"\1", found.group()).encode() if found else b""
+
+
+# Characters from the most to the least common in text and code (a rough order; any other is rarer).
+_COMMON = b" etaoinsrhldcumfpgywb.vk,-_:/=\"')(xj\n0123456789q;>z<@[]{}?~\t"
+
+
+def _rarest(literal: bytes) -> bytes:
+    """The character of `literal` least common in text: one search for it (`memchr`) is much
+    faster than a search for the literal, and most texts lack it (`q` of `sqlplus`)."""
+    return bytes([max(literal, key=lambda c: _COMMON.find(bytes([c])) % (len(_COMMON) + 1))]) if literal else b""
 
 
 def plain(pattern: str) -> str:
@@ -146,7 +137,9 @@ def run(passes: tuple[Pass, ...], scan: Scan) -> Iterator[tuple[int, str, int, i
     """(tier, kind, start, end) of every finding of every pass."""
     for p in passes:
         data = scan.raw if p.on == "raw" else scan.low
-        first = data.find(p.literal)  # a fast search: most leads are absent from most texts
+        if p.rare not in data:  # most leads are absent from most texts: first their rarest character
+            continue
+        first = data.find(p.literal)
         if first < 0:
             continue
         for m in p.regex.finditer(data, first):
@@ -154,6 +147,6 @@ def run(passes: tuple[Pass, ...], scan: Scan) -> Iterator[tuple[int, str, int, i
             for exact, rule in p.rules:
                 hit = exact.match(data, at)
                 if hit:
-                    for kind, start, end in rule.handle(scan, hit, Groups(hit)):
+                    for kind, start, end in rule.handle(scan, hit, hit):
                         yield rule.tier, kind, start, end
                     break

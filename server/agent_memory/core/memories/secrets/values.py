@@ -160,11 +160,11 @@ def password_value(value: str, form: str, quoted: bool = False) -> bool:
 
 
 def human_secret(value: str) -> bool:
-    """A secret a person chose (`JackalQuokka5!`): 8 to 64 characters of letters, digits and
-    symbols, no path, address or reference."""
-    lower, upper, digit, symbol = classes(value)
-    return (8 <= len(value) <= 64 and (lower or upper) and digit and symbol and not any(c in value for c in " /:@")
-            and not not_a_value(value))
+    """A secret a person chose (`JackalQuokka5!`): 8 to 64 characters of letters, digits and a
+    symbol that no identifier holds (`parent_10` is a name), no path, address or reference."""
+    lower, upper, digit, _ = classes(value)
+    return (8 <= len(value) <= 64 and (lower or upper) and digit and not any(c in value for c in " /:@")
+            and any(not c.isalnum() and c not in "_-." for c in value) and not not_a_value(value))
 
 
 def basic_credentials(value: str) -> bool:
