@@ -7,8 +7,9 @@ Three kinds of detector, most specific first (a span claimed by one is not claim
    an AWS secret key beside its key id, a Twilio auth token beside its account SID, a Discord
    bot token whose first part decodes to a user id.
 2. **Places** that hold a credential whatever it looks like (`places.py`): the password of a URL,
-   `Authorization:` headers, session cookies, passwords on command lines (`sshpass -p`,
-   `redis-cli -a`, `curl -u user:pass`, `mysql -pPW`, `docker login -p`, `htpasswd -b`), `.pgpass`.
+   `Authorization:` headers, session cookies, `.pgpass`; and passwords on command lines
+   (`commands.py`: `sshpass -p`, `redis-cli -a`, `curl -u user:pass`, `mysql -pPW`, `docker login
+   -p`, `htpasswd -b`).
 3. **Names and words** that say secret (`named.py`): assignments, flags and prose (`password=`,
    `"api_key": "..."`, `--account-key ...`, `my password is ...`, `password hunter2!`), and
    prose with no name beside the value (`prose.py`: `login is dana / PW`, `use PW to log in`, a

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
+from agent_memory.core.memories.secrets.commands import command_of
 from agent_memory.core.memories.secrets.names import kind_of, name_class, name_words
-from agent_memory.core.memories.secrets.places import command_of
 from agent_memory.core.memories.secrets.rules import Found, Groups, Handler, Rule, Scan
 from agent_memory.core.memories.secrets.values import (
     classes,

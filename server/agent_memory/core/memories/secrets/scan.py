@@ -7,11 +7,11 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from agent_memory.core.memories.secrets import formats, named, places, prose
+from agent_memory.core.memories.secrets import commands, formats, named, places, prose
 from agent_memory.core.memories.secrets.rules import Scan, compile_passes, run
 
 # Tiers: formats (0), places (1), names and words (2); a span a lower tier claims is not claimed again.
-PASSES = compile_passes(formats.RULES + places.RULES + named.RULES + prose.RULES)
+PASSES = compile_passes(formats.RULES + places.RULES + commands.RULES + named.RULES + prose.RULES)
 # The rest of a long value wrapped onto the next line (maybe quoted in a mail, `> `): that line
 # holds nothing else, and no `=` but padding at its end (`SENTRY_ORG=acme` is an assignment).
 _CONTINUED = re.compile(r"(?:\\?\r?\n|\\n)[ \t]*(?:>[ \t]*)*([A-Za-z0-9+/_-]{4,512}={0,2})[\"']?[ \t]*(?:\r?\n|\\n|$)")
