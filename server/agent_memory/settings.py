@@ -82,6 +82,13 @@ class Settings:
     vector_backend: str = _setting("chroma", _choice("chroma", "none"),
                                    "Semantic search index: chroma, or none (keyword retrieval only)")
     chroma_path: str = _setting("", _text, "Chroma directory; empty means <data_dir>/chroma")
+    vector_exact_max: int = _setting(
+        40_000, _int_between(0, 10_000_000), "Partitions (scope and namespace) of up to this many vectors are "
+        "searched exactly, in memory, instead of through the HNSW index (faster below about 50,000); 0 = never. "
+        "Not with a Chroma server")
+    vector_exact_total: int = _setting(
+        100_000, _int_between(0, 100_000_000), "Most vectors held in memory for exact search, in all partitions "
+        "(1.5 KB each)")
     chroma_host: str = _setting("", _text, "Use a Chroma server at this host instead of a local directory")
     chroma_port: int = _setting(8000, _int_between(1, 65_535), "Chroma server port")
     chroma_ssl: bool = _setting(False, _bool, "Chroma server over TLS")

@@ -153,9 +153,11 @@ class SqliteStore:
         if settings.chroma_host:
             index = ChromaIndex(host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl)
         elif settings.backend == "list":
-            index = ChromaIndex(None)  # in memory, like the records
+            index = ChromaIndex(None, exact_max=settings.vector_exact_max,  # in memory, like the records
+                                exact_total=settings.vector_exact_total)
         else:
-            index = ChromaIndex(settings.chroma_dir)
+            index = ChromaIndex(settings.chroma_dir, exact_max=settings.vector_exact_max,
+                                exact_total=settings.vector_exact_total)
         runtime = VectorRuntime(self.db, index, _model_files(settings),
                                 load_wait_seconds=settings.retrieval_load_wait_seconds)
         runtime.inline_embedding(settings.retrieval_inline_embed_ms / 1000, settings.retrieval_inline_embed_max)

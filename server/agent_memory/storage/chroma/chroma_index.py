@@ -10,11 +10,13 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import threading
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from agent_memory.storage.chroma.exact import ExactVectors, load
 from agent_memory.storage.files import create_private_file, make_private, private_dir
 
 PREFIX = "am_"
@@ -30,9 +32,14 @@ def collection_name(scope: str, namespace: str) -> str:
 
 
 class ChromaIndex:
-    def __init__(self, path: Path | None = None, *, host: str = "", port: int = 8000, ssl: bool = False) -> None:
+    def __init__(self, path: Path | None = None, *, host: str = "", port: int = 8000, ssl: bool = False,
+                 exact_max: int = 0, exact_total: int = 0) -> None:
+        """`exact_max`, `exact_total`: the vectors of a collection, and of all, searched exactly in
+        memory (`exact.py`); never for a Chroma server, which other processes may write."""
         self._path = path
         self._host, self._port, self._ssl = host, port, ssl
+        self.exact = ExactVectors(0 if host else exact_max, exact_total)
+        self._loaders: list[threading.Thread] = []
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock_fd: int | None = None
@@ -128,7 +135,11 @@ class ChromaIndex:
             self._lock_fd = None
 
     def close_client(self) -> None:
+        for loader in self._loaders:  # never close the client under a mirror's read
+            loader.join(timeout=30)
+        self._loaders.clear()
         self._collections.clear()
+        self.exact.clear()
         # An HttpClient's HTTP sessions (its own and its admin client's) are never closed by
         # Chroma itself.
         for owner in (self._client, getattr(self._client, "_admin_client", None)):
@@ -159,6 +170,7 @@ class ChromaIndex:
 
     def upsert(self, name: str, ids: list[str], vectors: Any, metadatas: list[dict[str, Any]]) -> None:
         self._collection(name, create=True).upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+        self.exact.upserted(name, ids, vectors)
         self._make_new_private()
 
     def _make_new_private(self) -> None:
@@ -183,14 +195,26 @@ class ChromaIndex:
         collection = self._collection(name, create=False)
         if collection is not None:
             collection.delete(ids=ids)
+            self.exact.deleted(name, ids)
 
     def query(self, names: list[str], vector: list[float], k: int) -> list[tuple[str, float]]:
-        """(id, cosine similarity) over the named collections, best first."""
+        """(id, cosine similarity) over the named collections, best first: exactly from the
+        collection's mirror in memory where there is one, else from the HNSW index (and a mirror
+        begins loading beside, if the collection is small enough)."""
         hits: list[tuple[str, float]] = []
         for name in names:
+            exact = self.exact.nearest(name, vector, k)
+            if exact is not None:
+                hits.extend(exact)
+                continue
             collection = self._collection(name, create=False)
             if collection is None:
                 continue
+            if (ticket := self.exact.begin(name)) is not None:
+                loader = threading.Thread(target=load, args=(self.exact, name, ticket, collection), daemon=True,
+                                          name="vector-mirror")
+                self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
+                loader.start()
             # No count() first (it costs as much as the search): Chroma returns at most what it
             # holds, an empty collection nothing.
             result = collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
@@ -205,6 +229,10 @@ class ChromaIndex:
         query = np.asarray(vector, dtype=np.float32)
         found: list[tuple[str, float]] = []
         for name in names:
+            exact = self.exact.similarities(name, vector, ids)
+            if exact is not None:
+                found.extend(exact)
+                continue
             collection = self._collection(name, create=False)
             if collection is None:
                 continue
@@ -256,3 +284,4 @@ class ChromaIndex:
             if str(name).startswith(PREFIX):
                 self._client.delete_collection(str(name))
         self._collections.clear()
+        self.exact.clear()
