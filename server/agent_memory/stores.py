@@ -150,14 +150,15 @@ class SqliteStore:
         settings = self._settings
         if settings.vector_backend == "none":
             return None
+        # Exact search's mirrors pay off in a server; a command's process (a hook, the CLI) would
+        # spend more loading one than its few queries save.
+        exact_max = settings.vector_exact_max if server else 0
         if settings.chroma_host:
             index = ChromaIndex(host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl)
         elif settings.backend == "list":
-            index = ChromaIndex(None, exact_max=settings.vector_exact_max,  # in memory, like the records
-                                exact_total=settings.vector_exact_total)
+            index = ChromaIndex(None, exact_max=exact_max, exact_total=settings.vector_exact_total)  # in memory
         else:
-            index = ChromaIndex(settings.chroma_dir, exact_max=settings.vector_exact_max,
-                                exact_total=settings.vector_exact_total)
+            index = ChromaIndex(settings.chroma_dir, exact_max=exact_max, exact_total=settings.vector_exact_total)
         runtime = VectorRuntime(self.db, index, _model_files(settings),
                                 load_wait_seconds=settings.retrieval_load_wait_seconds)
         runtime.inline_embedding(settings.retrieval_inline_embed_ms / 1000, settings.retrieval_inline_embed_max)
