@@ -1,7 +1,7 @@
 """Retrieval quality on LoCoMo dev: recall@5, recall@10 and MRR@10, overall and per category.
 
     python tests/bench/bench_locomo.py [--data ../shared/data/locomo/dev] [--mode hybrid] [--conv conv-26]
-        [--backend sqlite|postgres|both] [--ask-after 5] [--cpu-hog]
+        [--backend sqlite|postgres|both] [--ask-after 5] [--cpu-hog] [--distractors N] [--set NAME=VALUE]
 
 Needs the LoCoMo dev set (not in this repository): `--data DIR` or `AGENT_MEMORY_LOCOMO=DIR`, see
 tests/bench/locomo_data.py; without it the script says so and exits 2.
@@ -104,10 +104,10 @@ def interleave(memories: list[dict], crowd: list[str], seed: str) -> list[dict |
 
 async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | None = None,
                                 ask_after: float | None = None, fresh: dict | None = None,
-                                crowd: int = 0) -> list[dict]:
+                                crowd: int = 0, extra: dict | None = None) -> list[dict]:
     """Settled (`ask_after` None: questions once the index has caught up), else asked `ask_after`
     seconds after loading, with in-line embedding (`fresh`: settings overriding its defaults);
-    `crowd`: distractors written between the sessions."""
+    `crowd`: distractors written between the sessions; `extra`: settings (`--set`)."""
     memories = read_jsonl(folder / "memories.jsonl")
     queries = read_jsonl(folder / "queries.jsonl")
     agent = folder.name
@@ -121,7 +121,7 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
     inline = dict(fresh or {}) if ask_after is not None else {"retrieval_inline_embed_max": 0}
     settings = load_settings(environ={}, overrides={
         "data_dir": tempfile.mkdtemp(prefix=f"locomo-{agent}-"), "agent_id": agent, "team": "locomo",
-        "rate_limit_per_second": 0, "log_level": "warning", **inline, **setup})
+        "rate_limit_per_second": 0, "log_level": "warning", **inline, **setup, **(extra or {})})
     results = []
     async with Client(create_server(settings), mode="auto") as client:
         dia_of: dict[str, str] = {}
@@ -213,7 +213,10 @@ def main() -> None:
     parser.add_argument("--cpu-hog", action="store_true", help="run a CPU-bound process on one core for the run")
     parser.add_argument("--distractors", type=int, default=0, metavar="N",
                         help="write N memories from the other conversations between each one's sessions")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a server setting for every store (e.g. vector_exact_max=0)")
     args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.set)
     data = locomo_dir(args.data)
     configure_logging("warning", "console")
     folders = sorted(p for p in data.iterdir() if p.is_dir() and (not args.conv or p.name in args.conv))
@@ -235,11 +238,12 @@ def main() -> None:
                 for after in variants:
                     url = databases.create_database() if databases and backend == "postgres" else None
                     results[backend, after] += anyio.run(evaluate_conversation, folder, args.mode, url, after, fresh,
-                                                         args.distractors)
+                                                         args.distractors, extra)
     for (backend, after), rows in results.items():
         when = "settled" if after is None else f"asked {after:g} s after loading"
         crowd = f", among {args.distractors} distractors" if args.distractors else ""
-        report(rows, f"{args.mode}, {backend}, {when}{', cpu hog' if args.cpu_hog else ''}{crowd}")
+        told = "".join(f", {item}" for item in args.set)
+        report(rows, f"{args.mode}, {backend}, {when}{', cpu hog' if args.cpu_hog else ''}{crowd}{told}")
     print(f"run {time.perf_counter() - started:.0f} s, load {os.getloadavg()}")
 
 
