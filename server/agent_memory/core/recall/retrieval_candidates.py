@@ -87,8 +87,8 @@ class CandidateSearch:
             if plan.mode == "semantic":  # answered by keyword, as when the index cannot answer
                 out.use_keyword, out.use_semantic = bool(plan.terms), False
                 if not hits:
-                    raise DomainError(f"mode semantic cannot answer now: {SWITCHED_OFF}; retry later or use mode "
-                                      "hybrid or keyword", reason="semantic_unavailable")
+                    raise DomainError(f"mode semantic cannot answer: {SWITCHED_OFF} and no keyword matches; use "
+                                      "mode hybrid or keyword", reason="semantic_unavailable")
         _add_keyword(out, hits)
 
     async def _keyword(self, plan: Plan, partitions: list[Partition], stages: dict[str, float]) -> KeywordHits:
