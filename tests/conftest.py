@@ -39,7 +39,7 @@ BOTH_STORES = frozenset({
     "test_confidence.py", "test_retrieve_budget_shares.py",
     "test_domains.py", "test_retrieve_fresh.py", "test_read_lists.py",
     "test_supersede_undo.py", "test_projects_tools.py", "test_keeping.py", "test_reflect_model.py",
-    "test_reflect_model_fallback.py",
+    "test_reflect_model_fallback.py", "test_retrieve_keyword_only.py",
 })
 STORE_BACKENDS = ("sqlite", "postgres")
 

@@ -15,6 +15,7 @@ from agent_memory.core.recall.retrieval_plan import Plan
 
 KeywordHits = list[tuple[Entry, int, float, float]]  # entry, sequence number, BM25, coverage
 SemanticHits = tuple[list[tuple[str, float]], list[float]]  # (id, cosine) best first, the query's vector
+SWITCHED_OFF = "semantic search is switched off (vector_backend = none)"
 Pending = tuple[list[tuple[Entry, int]], int]  # entries the vector index has not reached (newest first), how many
 
 
@@ -39,12 +40,8 @@ class CandidateSearch:
     async def gather(self, plan: Plan, stages: dict[str, float]) -> Gathered:
         """Raises: DomainError (semantic_unavailable: mode semantic, no meaning and no keyword hit)."""
         out = Gathered(use_keyword=plan.keyword, use_semantic=plan.semantic)
-        if plan.mode == "keyword":  # one trip to the database: the partitions, then the search in them
-            mark = time.perf_counter()
-            _, hits = await self._store.readable_keyword_candidates(plan.terms, plan.areas, plan.namespaces,
-                                                                    plan.filters, plan.depth)
-            stages["keyword"], stages["semantic"] = _ms(mark), 0.0
-            _add_keyword(out, hits)
+        if plan.mode == "keyword" or self._semantic is None:
+            await self._by_keyword_only(plan, out, stages)
             return out
         # The entries still waiting for the vector index are read before the index is asked: one
         # applied meanwhile is then in the index for `nearest`, so none falls between.
@@ -76,6 +73,24 @@ class CandidateSearch:
             stages["fuse"] = _ms(mark)
         return out
 
+    async def _by_keyword_only(self, plan: Plan, out: Gathered, stages: dict[str, float]) -> None:
+        """Mode keyword, and any mode without a vector index: one trip to the database (the
+        partitions, then the keyword search in them). Nothing is read for the fusion: without an
+        index no search by meaning answers, and its outbox, never drained, holds every entry (the
+        newest `inline_embed_max` of them, read and discarded on each call, cost 35 ms at 1,000)."""
+        mark = time.perf_counter()
+        partitions, hits = await self._store.readable_keyword_candidates(plan.terms, plan.areas, plan.namespaces,
+                                                                         plan.filters, plan.depth)
+        stages["keyword"], stages["semantic"] = _ms(mark), 0.0
+        if plan.mode != "keyword" and partitions:
+            out.degraded.append(SWITCHED_OFF)
+            if plan.mode == "semantic":  # answered by keyword, as when the index cannot answer
+                out.use_keyword, out.use_semantic = bool(plan.terms), False
+                if not hits:
+                    raise DomainError(f"mode semantic cannot answer: {SWITCHED_OFF} and no keyword matches; use "
+                                      "mode hybrid or keyword", reason="semantic_unavailable")
+        _add_keyword(out, hits)
+
     async def _keyword(self, plan: Plan, partitions: list[Partition], stages: dict[str, float]) -> KeywordHits:
         mark = time.perf_counter()
         try:
@@ -104,7 +119,7 @@ class CandidateSearch:
             if not partitions:
                 return None
             if self._semantic is None:
-                raise SemanticUnavailable("semantic search is switched off (vector_backend = none)")
+                raise SemanticUnavailable(SWITCHED_OFF)
             found = await self._semantic.nearest(plan.query, partitions, plan.depth)
             out.by_meaning = True
             return found
