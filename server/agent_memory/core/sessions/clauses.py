@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.core.sessions.lexicon import AUXILIARIES, STOP
-from agent_memory.core.sessions.worktalk import is_imperative, is_statement
+from agent_memory.core.sessions.worktalk import has_verb, is_imperative, is_statement
 
 HARD, SOFT = "hard", "soft"
 RUN_ON = "run-on"  # a cut without punctuation starts a new sentence in all but name: HARD, or SOFT after a comma
@@ -192,12 +192,14 @@ def _is_machine(line: str) -> bool:
 
 
 def _parentheses(spans: list[Span], text: str) -> list[Span]:
-    """An aside in parentheses of three or more words is a clause of its own."""
+    """An aside in parentheses of three or more words that says something by itself (it has a verb)
+    is a clause of its own; a list of details ("three regions (ams, iad, sin)", "(slurm, partition
+    gpu-a100)") stays with what it details."""
     out = []
     for start, end, how in spans:
         at = start
         for match in _PAREN.finditer(text, start, end):
-            if len(match.group(1).split()) < 3:
+            if len(match.group(1).split()) < 3 or not has_verb(match.group(1)):
                 continue
             if match.start() > at:
                 out.append((at, match.start(), how))

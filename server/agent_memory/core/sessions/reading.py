@@ -162,9 +162,13 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
 
 
 def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
-    """Clauses of one sentence kept as one: the same kind said twice ("we run Kafka 3.6 on MSK, the
-    topic has 24 partitions"), a statement and its tail ("..., oversells are expensive"), a statement
-    and the remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that")."""
+    """Clauses of one sentence kept as one, so no memory loses the details (hosts, ports, versions)
+    its sentence holds: the same kind said twice ("we run Kafka 3.6 on MSK, the topic has 24
+    partitions"), a statement and its tail ("..., oversells are expensive"), a statement and the
+    remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that"),
+    and any two kept clauses cut at a comma, of the first kind that is more than a fact ("min target
+    is Wear OS 3, don't use Wear OS 4 APIs" is a rule). Clauses cut without punctuation (run-ons)
+    stay apart."""
     out: list[Read] = []
     for read in reads:
         last = out[-1] if out else None
@@ -182,12 +186,12 @@ def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
                 worktalk.is_technical(turn_text[last.start:read.end], names))):
             last.end = read.end  # "secrets are stored in Vault, never in the repo", "..., always": one rule
             last.category = "constraint" if family(last.category or "") != "rule" else last.category
-        elif joined and family(last.category or "") == "rule" and read.category in ("fact", "profile"):
-            last.end = read.end  # "never deploy on weekends, I run the on-call rota then": the rule's reason
-        elif joined and last.category and read.category and read.so and "rule" in (
-                family(last.category), family(read.category)):
+        elif joined and last.category and read.category and read.so and family(read.category) == "rule":
             last.end = read.end  # "consumers are at-least-once, so handlers have to be idempotent": one rule
-            last.category = read.category if family(read.category) == "rule" else last.category
+            last.category = read.category
+        elif joined and last.category and read.category:
+            last.end = read.end  # "never deploy on weekends, I run the on-call rota then": one memory, keys kept
+            last.category = read.category if family(last.category) == "fact" else last.category
         else:
             out.append(read)
     return [read for read in out if read.category]
