@@ -82,7 +82,8 @@ _WEAK_DECISION = Gated(re.compile(
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
     r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b|"
     r"\b(?:starting|from|as of|effective)\s+(?:q[1-4]|next (?:week|month|quarter|sprint|release)|(?:jan|feb|mar|apr|"
-    r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday|v?\d)", _I),
+    r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday)|"
+    r"\b(?:starting (?:with |from |at )?|as of |effective )v?\d", _I),  # "from 0.84 to 0.77" is a change seen, not made
     "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating",
     "sticking", "hold", "postpone", "defer", "park", "enough", "fine", "ok", "okay", "way to go",
     "starting", "from", "as of", "effective")
@@ -194,7 +195,7 @@ _BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|
 # What happened once, not what holds: "the build went red", "we were on 3.11", "is crashlooping".
 _NOT_FACT = re.compile(r"\b(?:(?:we're|we are|i'm|i am|they're) (?!on\b|in\b)\w+ing|was|were|had|went|did|got|"
                        r"used to|felt|seemed|looked|sounded|"
-                       r"(?-i:(?:is|are) [a-z]+ing))\b", _I)
+                       r"(?-i:(?:is|are) (?:already |still |currently |now |just )?[a-z]+ing))\b", _I)
 _NAME_VERSION = re.compile(r"\b[A-Za-z][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 
 

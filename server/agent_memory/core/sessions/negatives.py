@@ -78,12 +78,21 @@ _STATUS = Gated(re.compile(
     r"\btook (?:about |around |~)?\d|\b(?:logs?|output|errors?|traces?|profiler?)\s+(?:says?|shows?|said)\b|"
     r"\b(?:is|are) (?:too |really |very |way too |so )?(?:slow|painful)\b|\btoo (?:late|early|slow|fast|high|low|big|"
     r"small|long|short|noisy|aggressive|strict|loose|expensive)\b|"
-    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I),
+    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b|"
+    # symptoms: what a system does now or now and then, not what it is
+    r"\b(?:sometimes|intermittently|randomly|occasionally|every now and then)\b|"
+    r"\b(?:drops|spikes|leaks|stalls|freezes|stutters|lags|flakes)\b|\btakes (?:about |around |~)?\d|"
+    r"(?<!\bi )(?<!\bwe )(?<!\byou )\b(?:don'?t|doesn'?t|won'?t|can'?t|isn'?t|aren'?t) (?:parse|work|compile|load|"
+    r"build|boot|connect|render|resolve|start|respond)(?:ing)?\b|\b(?:worse|better|slower|faster|higher|lower) than "
+    r"(?:the |what |we )?(?:expected|estimated?|before|promised|planned)\b|"
+    r"\bthis (?:week|month|sprint|afternoon)\b", _I),
     "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing",
     "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "dropped", "fell", "rose",
     "jumped", "from", "grew", "shrank", "by", "flaky", "stuck", "blew", "erroring", "throw", "threw",
     "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took",
-    "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
+    "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green", "times", "random", "occasion",
+    "every now", "drops", "spikes", "leaks", "stall", "freez", "stutter", "lags", "flakes", "takes", "n't", "than",
+    "this ")
 
 # Requests about the task at hand. Standing words ("always", "from now on", "in this repo") make a
 # request a rule or a preference instead.
@@ -116,6 +125,10 @@ _CHATTER = re.compile(
     r"[\s\w,!.']{0,20}$", _I)
 
 
+# The present moment only: "the screen is always on right now" is how things stand, no rule.
+_TEMPORARY = re.compile(r"\b(?:right now|at the moment|as of now|as things stand|for the time being)\b", _I)
+
+
 def is_question(text: str) -> bool:
     stripped = text.strip()
     return stripped.endswith("?") or bool(_QUESTION_WORD.match(stripped) or _QUESTION_AUX.match(stripped))
@@ -138,7 +151,7 @@ def why_not(text: str) -> str | None:
     apart by `is_status`, after the rules: "never merge with failing tests" is a rule)."""
     for why, test in (("question", is_question), ("quote", is_quote), ("negated", _NEGATED.search),
                       ("hypothetical", is_hypothetical), ("chit-chat", _CHATTER.match), ("chit-chat", _PRAISE.match),
-                      ("cancelled", _CANCEL.match)):
+                      ("cancelled", _CANCEL.match), ("temporary", _TEMPORARY.search)):
         if test(text):
             return why
     return None

@@ -36,6 +36,9 @@ _LISTENER = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
 # "fix both", "add it to the checklist", "redo that": a request about what is at hand.
 _ANAPHORIC = re.compile(r"^\S+\s+(?:it|that|this|them|both|one|those|these|the rest)\b", _I)
 _RULE_TAIL = re.compile(r"^(?:always|never|ever|without exception|no exceptions)\b", _I)
+# The assistant about its own work: "I'll add it to ...", "I've updated ...", "Added /healthz ...".
+_OWN_ACTION = re.compile(r"^(?:i'll|i will|i've|i have|i'm going to|i am going to|let me|i just|i)\s|"
+                         r"^(?:added|updated|fixed|changed|removed|renamed|moved|wrote|created|wired|done)\b", _I)
 _QUOTE_END = re.compile(r"\b(?:said|says|reckons?|claims?|claimed|thinks)$", _I)
 
 
@@ -231,6 +234,8 @@ def read_assistant_turn(turn: Turn, work: bool = False) -> list[Read]:
         text = bare(ACK_TAIL.sub("", turn.content[start:end]))
         if len(text.split()) < 3 or negatives.why_not(text) or negatives.is_status(text):
             continue
+        if _OWN_ACTION.match(text) and not negatives.STANDING.search(text):
+            continue  # "Sounds good, I'll add it to scripts/x.py": what it does now, not what the user said
         category = kinds.rule_category(text, True, work) or ("decision" if kinds.is_decision(text, True) else None) \
             or ("preference" if kinds.is_preference(text, work) else kinds.fact_category(text, work))
         if category:
