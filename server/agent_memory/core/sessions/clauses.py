@@ -110,7 +110,7 @@ _ONE_WORD_ACTUALLY = re.compile(r"^(?!(?:it|it's|its|that|that's|this|there|i|i'
 _QUOTE_VERB = re.compile(r"\b(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)\b")
 _CONDITION = re.compile(r"^(?:if|when|whenever|before|after|once|every time|any time)\b[^,.;]*,?\s*$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\d|[./:_@#]|[a-z][A-Z]")
-_INTERJECTION = re.compile(r"^(?:(?:ok|okay|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well)[\s,.!]*){1,2}$",
+_INTERJECTION = re.compile(r"^(?:(?:ok|okay|alright|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well|then)[\s,.!]*){1,2}$",
                            re.IGNORECASE)
 
 # Words after which a clause cannot end: a boundary right after one of them is no boundary.

@@ -76,6 +76,9 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:we're|we are|i'm)\s+going to\s+(?!see\b|talk\b|think\b|need\b|have\b|be\b|try\b)\w|"
     r"\bwe\s+(?:now\s+|just\s+)?(?:stay|stick|switch|move)\b(?!\s+(?:\w+ing|going|up|in touch)\b)|"
     r"\bstay(?:ing)? on\b(?!\s+(?:track|top|course|the\s+\w+\s+side))|\binstead[.!]*$|\bthe plan is\b|"
+    r"^then,?\s+(?:we|let'?s|i'll|i will)\s|"  # "ok then we use Phoenix.Presence": the answer to what came before
+    r"^we\s+(?:\w+\s+)?(?:moved|migrated|switched|standardi[sz]ed|consolidated|upgraded|downgraded)\b[^,;]{0,40}?"
+    r"\b(?:to|on|onto)\b|"
     r"^(?:switching|moving|migrating|going|sticking|staying)\s+(?:to|with|on)\b|\bhold(?:ing)? off\b|\bpostpone\b|"
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
@@ -84,7 +87,7 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:starting|from|as of|effective)\s+(?:q[1-4]|next (?:week|month|quarter|sprint|release)|(?:jan|feb|mar|apr|"
     r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday)|"
     r"\b(?:starting (?:with |from |at )?|as of |effective )v?\d", _I),  # "from 0.84 to 0.77" is a change seen, not made
-    "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating",
+    "let", "'ll", "will", "going", "we", "stay", "then", "instead", "plan", "switching", "moving", "migrating",
     "sticking", "hold", "postpone", "defer", "park", "enough", "fine", "ok", "okay", "way to go",
     "starting", "from", "as of", "effective")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
@@ -146,8 +149,8 @@ _WORK_TEAM_RULE = re.compile(
 TAKE_OPTION = re.compile(r"^(?:yes,?\s+|ok,?\s+|sure,?\s+)?(?:use|do|go with|take|pick|keep|choose|try)\s+(?:that|this|"
                          r"it|the (?:first|second|third|latter|former|last|other) one|option \w+|both)\b[.!]*$", _I)
 STANDING_WORDS = re.compile(r"\b(?:everything|from now on|going forward|in (?:the )?future|every time|whenever|"
-                            r"as a rule|always|"
-                       r"never|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
+                            r"as a rule|always(?!-)|"
+                       r"never(?!-)|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
                        r"everywhere|for (?:all|any|every|each)\b|in (?:all|any|every|each|new)\b|for new\b|"
                        r"for anything)", _I)
 _STANDING_LEAD = re.compile(r"^(?:from now on|going forward|in (?:the )?future|as a rule|in this (?:repo|"

@@ -24,7 +24,7 @@ from agent_memory.core.sessions.retraction import State, is_directive, settle
 
 _I = re.IGNORECASE
 _LEAD = re.compile(
-    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
+    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|nah|nope|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
     r"yeah|yes|yep|"
     r"wow|haha|hey|honestly|hmm+|nice|sweet|cool|great|good|perfect|phew|fyi|remember|note|plus|but|eh|er|right|"
     r"sure|actually(?!,?\s+no\b)|👍)(?:[,:!.]+\s*|\s+))+", _I)
@@ -154,7 +154,8 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
         answering = answering and (not out[:-1] or read.fragment) and clause.sentence == found[0].sentence
         short = len(text.split()) < 2 or (len(text.split()) < 3 and not worktalk.has_detail(text))
         one_word_answer = answering and not out[:-1] and text.strip(".") and (
-            context.answer == "decision" or context.answer == "fact" and worktalk.has_detail(text))
+            context.answer == "decision" or context.answer == "fact" and (worktalk.has_detail(text) or len(
+                text.split()) == 1 and negatives.why_not(text) is None))  # "typer." names what is, "for plotting" no
         if short and not correction and not kinds.TAKE_OPTION.match(text) and not one_word_answer:
             continue  # a word or two, unless it answers the question ("postgres", "20") or corrects
         read.category, read.why = _category(text, context, correction=correction, answering=answering,
