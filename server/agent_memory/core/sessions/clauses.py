@@ -107,7 +107,8 @@ _ONE_WORD_ACTUALLY = re.compile(r"^(?!(?:it|it's|its|that|that's|this|there|i|i'
                                 r"are|were|so|and|but)\b)(\S+(?:\s+\S+)?)\s+(?=actually\b)(?!\S+\s+(?:is|was|"
                                 r"are|were)\b)", re.IGNORECASE)
 # Someone else's words: "Marco said ...", "ops said ...", "Priya reckons ...", "the README says ...".
-_QUOTE_VERB = re.compile(r"\b(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)\b")
+_QUOTE_VERB = re.compile(r"(?<![\w./-])(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)"
+                         r"(?![\w/-])")
 _CONDITION = re.compile(r"^(?:if|when|whenever|before|after|once|every time|any time)\b[^,.;]*,?\s*$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\d|[./:_@#]|[a-z][A-Z]")
 _INTERJECTION = re.compile(r"^(?:(?:ok|okay|alright|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well|then)[\s,.!]*){1,2}$",
@@ -140,9 +141,20 @@ def _after_content(text: str, pos: int) -> bool:
     return bool(before) and (before[-1] not in _FUNCTION or bool(_JOINED.match(text, pos)))
 
 
+_GAP = re.compile(r"\s*(?:and\s+|also\s+)?\S+\s+\S+(?:\s+(?:in|on|at|to|for|from|with|into|onto|by|via|through|under|"
+                  r"is|are|was|were)\b|[,.;]|\s*$)", re.IGNORECASE)
+
+
 def _not_relative(text: str, pos: int) -> bool:
-    """As `_after_content`, and not a relative clause: "every goroutine we start", "everything we run"."""
-    return _after_content(text, pos) and not set(_words_before(text, pos, 2)) & _RELATIVE
+    """As `_after_content`, and not a relative clause: "every goroutine we start", "everything we run",
+    or a noun phrase of up to three words whose verb after it lacks its object ("a TLE feed we cache
+    in public/", where "the design system we wrap Radix primitives" is two clauses)."""
+    if not _after_content(text, pos) or set(_words_before(text, pos, 2)) & _RELATIVE:
+        return False
+    raw = text[max(0, pos - 80):pos].split()[-3:]
+    phrase = any(word.lower() in _RELATIVE and not any(w.endswith((",", ";", ":", ".")) for w in raw[index:])
+                 for index, word in enumerate(raw))
+    return not (phrase and _GAP.match(text, pos))
 
 
 Span = tuple[int, int, str]

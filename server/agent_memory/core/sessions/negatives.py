@@ -44,9 +44,9 @@ _SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unle
 
 # Someone else's words: "Marco said ...", "the docs claim ...", "according to the README".
 _QUOTE = Gated(re.compile(
-    r"(?<!\bi )(?<!\bwe )(?<!\bas )\b(?:said|says|claims?|claimed|reckons?|reckoned|thinks|swears|argues|"
+    r"(?<!\bi )(?<!\bwe )(?<!\bas )(?<![\w./-])(?:said|says|claims?|claimed|reckons?|reckoned|thinks|swears|argues|"
     r"argued|insists?|insisted|told (?:me|us)|mentioned|mentions?|suggested|suggests|according to|apparently|"
-    r"allegedly)\b|"
+    r"allegedly)(?![\w/-])|"  # a word, not part of a name: "claims-svc", "/claims/{id}"
     r"^@[\w.-]+:|\b(?:docs?|documentation|readme|spec|people|folks|others)\s+say\b", _I),
     "said", "says", "claim", "reckon", "thinks", "swear", "argue", "insist", "told", "mention", "suggest",
     "according", "apparently", "allegedly", "@", "say")
