@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from agent_memory.core.sessions.worktalk import (
     Gated,
+    details,
     has_detail,
     is_fragment,
     is_imperative,
@@ -282,6 +283,6 @@ def fact_category(text: str, names: bool = False) -> str | None:
         return "fact" if team else None
     if is_statement(text) and (is_technical(text, names) or _BUILT.search(text)):
         return "fact"
-    if is_fragment(text) and _NAME_VERSION.search(text) and len(text.split()) <= 6:
-        return "fact"  # "Xcode 15.4 on the build machines", "MySQL 8 underneath"
+    if is_fragment(text) and (_NAME_VERSION.search(text) and len(text.split()) <= 6 or details(text) >= 2):
+        return "fact"  # "Xcode 15.4 on the build machines", "Snowflake, database ANALYTICS, role TRANSFORMER"
     return None

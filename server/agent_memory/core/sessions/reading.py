@@ -58,10 +58,11 @@ class Read:
     instead: str = ""  # for a correction without a verb ("no wait, 30"), what it corrects
 
 
-def bare(text: str) -> str:
-    """The clause without its lead-in ("yeah", "fyi", "Context:") and tail ("btw", "thanks")."""
+def bare(text: str, label: bool = False) -> str:
+    """The clause without its lead-in ("yeah", "fyi", "Context:"; with `label`, a label stays:
+    "Churn model: scikit-learn 1.4" names what it is about) and tail ("btw", "thanks")."""
     out = _LEAD.sub("", text.strip()).strip()
-    out = _LABEL.sub("", out) if len(out.split(":")[0].split()) <= 6 else out
+    out = _LABEL.sub("", out) if len(out.split(":")[0].split()) <= 6 and not label else out
     out = _TAIL.sub("", out).strip(" ,;:-")
     return _LEAD.sub("", out).strip()
 
