@@ -139,11 +139,16 @@ _TEAM_RULE = re.compile(rf"^(?:we|our team|the team)\s+(?:always|never|only|don'
                         r"would|will|really|even|ever)\b)\w+(?:s|ed)\b", _I)
 _CHAT_VERBS = r"go|look|see|get|talk|eat|watch|play|feel|know|think|say|forget|miss|stop|give|leave|want|like|love|mind"
 _WORK_TEAM_RULE = re.compile(
+    r"^(?:\w+\s+)?(?:engineers|developers|devs|designers|contributors|reviewers|maintainers|admins|operators|"
+    r"everyone|everybody)\s+(?:always|never|only|don'?t|do not|must|shouldn'?t|can'?t|cannot)\s+\w|"  # people's norms
+    r"^(?!(?:i|we|you|it|that|this|there|he|she|they)\b)(?:[\w./-]+\s+){1,4}(?:always|never)\s+(?!been\b)[a-z]+|"
     rf"^(?:we|our team|the team)\s+(?:(?:always|never|only)\s+(?!(?:{_CHAT_VERBS})\b)\w+|"
     rf"(?:don'?t|do not)\s+(?!(?:{_CHAT_VERBS}|use|have|need|run|support)\b)\w+|require|"
     r"enforce|pin|squash|rebase)\b|"
     r"^(?:every|each|all|any|both)\s+[^,]{1,50}?\s+(?:must|needs?|has to|have to|gets?|goes|go|requires?)\b|"
-    r"^everything\s+(?:goes|in|through)\b|^(?:new\s+)?[\w-]+s\s+(?:go|goes)\s+(?:in|into|to|through)\b|"
+    r"^everything\s+(?:goes|in|through)\b|^(?:[\w./-]+\s+){0,3}[\w-]+s\s+(?:go|goes|belong|belongs)\s+"
+    r"(?:in|into|to|through|under)\b|"  # where things are put: "job-level spark confs go in jobs/<name>/"
+    r"^(?:[\w./-]+\s+){0,3}[\w-]+s\s+(?:live|lives|stay|stays|sit|sits)\s+(?:in|under)\s+[^,]+,\s+(?:not|never)\b|"
     r"\b(?:are|is)\s+(?:all\s+|always\s+)?(?:snake_case|camelcase|pascalcase|kebab-case|lower ?case|upper ?case|"
     r"screaming_snake_case|prefixed|suffixed|named after)\b", _I)
 # "use that", "yes do that", "go with the first one": taking the option the assistant offered.
@@ -250,9 +255,11 @@ def rule_category(text: str, opens: bool = True, names: bool = False) -> str | N
         return "instruction"
     if _NOT_MODAL.search(text):
         return None
-    if _MODAL.search(text) or _TEAM_RULE.search(text) or work and (_WORK_TEAM_RULE.search(text) or
+    if _MODAL.search(text) or _TEAM_RULE.search(rest) or work and (_WORK_TEAM_RULE.search(rest) or
                                                                    _WORK_MODAL.search(text)):
         return "constraint"
+    if rest != text and _STANDING_LEAD.match(text) and is_statement(rest):
+        return "constraint"  # "from now on every new shard goes through scripts/filter_shard.py"
     return None
 
 

@@ -40,7 +40,8 @@ _HYPOTHETICAL = Gated(re.compile(
     "guess", "suspect", "believe", "wonder", "not sure", "seem", "look", "sounds like", "usually happens",
     "hypothetic", "'d")
 
-_SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever)\s", _I)
+_SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever|anything|everything|"
+                          r"whatever)\s", _I)  # "use ensure() for anything a designer setup could trigger"
 
 # Someone else's words: "Marco said ...", "the docs claim ...", "according to the README".
 _QUOTE = Gated(re.compile(

@@ -39,6 +39,10 @@ _RULE_TAIL = re.compile(r"^(?:always|never|ever|without exception|no exceptions)
 # The assistant about its own work: "I'll add it to ...", "I've updated ...", "Added /healthz ...".
 _OWN_ACTION = re.compile(r"^(?:i'll|i will|i've|i have|i'm going to|i am going to|let me|i just|i)\s|"
                          r"^(?:added|updated|fixed|changed|removed|renamed|moved|wrote|created|wired|done)\b", _I)
+# What the speaker likes, said first: the rest of the clause is what they like ("I like rich output but it
+# must degrade nicely when stdout isn't a tty").
+_OPENS_PREFERENCE = re.compile(r"^(?:i|we)\s+(?:really\s+|also\s+|strongly\s+|much\s+)?(?:prefer|like|love|'d rather|"
+                               r"would rather)\b", _I)
 _QUOTE_END = re.compile(r"\b(?:said|says|reckons?|claims?|claimed|thinks)$", _I)
 
 
@@ -91,6 +95,8 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
         return None, why
     if labelled:
         return labelled, None
+    if _OPENS_PREFERENCE.match(text) and kinds.is_preference(text, names):
+        return "preference", None  # "I like rich output but it must degrade nicely", "I prefer that you explain ..."
     rule = kinds.rule_category(text, opens, names)
     addressed = rule and worktalk.is_technical(text, names)  # "you must run make lint before pushing"
     if _LISTENER.search(text) and not worktalk.is_imperative(text) and not addressed:
@@ -103,7 +109,8 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
     fragment = worktalk.is_fragment(text)
     imperative = worktalk.is_imperative(text)
     if answering and context.answer in ("fact", "decision") and (fragment or imperative) \
-            and not kinds.is_preference(text, names) and (context.answer == "decision" or fragment):
+            and not kinds.is_preference(text, names) and (context.answer == "decision" or fragment) \
+            and not (rule and kinds.STANDING_WORDS.search(text)):  # "always private nodes, ever": a rule
         return context.answer, None
     if negatives.is_request(text):
         return None, "one-off request"

@@ -165,8 +165,9 @@ def is_imperative(text: str) -> bool:
 
 @_CACHE
 def is_fragment(text: str) -> bool:
-    """No verb at all: "20 ms debounce", "half height", "4 pods, 6 threads each"."""
-    return not has_verb(text) and not is_imperative(text)
+    """No verb at all: "20 ms debounce", "half height", "4 pods, 6 threads each" (a verb the word lists
+    miss still makes a statement: "spark confs go in jobs/")."""
+    return not has_verb(text) and not is_imperative(text) and not is_statement(text)
 
 
 @_CACHE
