@@ -53,7 +53,12 @@ class Context:
 
     def echoes(self, text: str) -> bool:
         """`text` takes up a word the assistant proposed or asked about."""
-        return bool({w.lower() for w in CONTENT_WORD.findall(text)} & self.proposal)
+        return bool({_stem(w) for w in CONTENT_WORD.findall(text)} & self.proposal)
+
+
+def _stem(word: str) -> str:
+    """A word without its ending, so "aggregate" takes up "Aggregating" and "projecting" "project"."""
+    return re.sub(r"(?:ing|ed|es|e|s)$", "", word.lower()) if len(word) > 5 else word.lower()
 
 
 def context_of(previous: Turn | None, work: bool = False) -> Context:
@@ -68,7 +73,7 @@ def context_of(previous: Turn | None, work: bool = False) -> Context:
         answer = "permission" if _PERMISSION.match(question) else "fact" if _FACT_QUESTION.search(question) \
             else "decision" if _DECISION_QUESTION.search(question) else "fact"
     proposed = {w.lower() for p in parts if _PROPOSAL.search(p) or p.endswith("?") for w in CONTENT_WORD.findall(p)}
-    return Context(answer, frozenset(proposed - _COMMON), work)
+    return Context(answer, frozenset(_stem(w) for w in proposed - _COMMON), work)
 
 
 def restates(sentence: str) -> re.Match[str] | None:
