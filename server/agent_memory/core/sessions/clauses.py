@@ -58,7 +58,7 @@ _RUN_ON = re.compile(
     rf"just (?:push|run|do|the)\b|(?:ok|okay),\s|and please\b|{_MARKERS}))", re.IGNORECASE)
 # After a comma: a new subject, an imperative, a retraction, or a short subject with its verb.
 _COMMA_CUT = re.compile(
-    r",\s+(?=(?:(?:and|but|so|also|then)\s+)?(?:i|i'm|i'd|i'll|i've|we|we're|we'll|we've|let'?s|please|"
+    r",\s+(?!(?:run|set)\s+(?:in|on|with|by|via|at|from|through|under|as|to)\b)(?=(?:(?:and|but|so|also|then)\s+)?(?:i|i'm|i'd|i'll|i've|we|we're|we'll|we've|let'?s|please|"
     r"can you|could you|can u|pls|nah|no wait|wait|never ?mind|scrap that|scratch that|strike that|"
     r"forget (?:it|that)|add|write|keep|use|prefer|make|set|switch|go with|check|run|always|never|"
     r"don'?t|it'?s not that|not that|can we|could we|should we|do we|is it|are we|what|why|how|which|where|maybe|"
@@ -73,10 +73,15 @@ _GOVERNED = re.compile(r"^(?:except|unless|with|without|for|in|on|at|by|from|lik
                        re.IGNORECASE)
 
 
+# A participle that reads like an imperative: "dbt-core 1.7, run in GitHub Actions nightly", "..., set to 30s".
+_PARTICIPLE = re.compile(r"^(?:run|set|put|cut|kept|built|hosted|written|deployed|stored|made|read)\s+(?:in|on|with|by|"
+                         r"via|at|from|through|under|as|to|inside)\b", re.IGNORECASE)
+
+
 def _statement_follows(text: str, pos: int) -> bool:
     segment = re.split(r"[,;.!?]", text[pos:].lstrip(", "), maxsplit=1)[0]
     segment = _JOINER.sub("", segment.strip())
-    if _GOVERNED.match(segment):
+    if _GOVERNED.match(segment) or _PARTICIPLE.match(segment):
         return False  # "..., except the payroll export which needs withTrashed": part of the clause before
     return len(segment.split()) >= 3 and (is_statement(segment) or is_imperative(segment))
 
