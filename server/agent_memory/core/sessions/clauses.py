@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.core.sessions.lexicon import AUXILIARIES, STOP
+from agent_memory.core.sessions.prose import prose_lines
 from agent_memory.core.sessions.worktalk import has_verb, is_imperative, is_statement
 
 HARD, SOFT = "hard", "soft"
@@ -32,18 +33,6 @@ class Clause:
     sentence: int  # clauses of one sentence share this number
     cut: str  # how it is separated from the clause before it: HARD (a new sentence, or the first) or SOFT
 
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-# Lines that are code, logs, traces or tool output rather than prose.
-_MACHINE = re.compile(
-    r"^\s*(\$ |>>>|#!|\d+[:-]\s|at [\w.$<>]+\(|File \"|Traceback|Caused by:|Exception in thread|panic:|"
-    r"goroutine \d|---|\+\+\+|@@|[+-]\s{2,}|(INFO|DEBUG|WARN|WARNING|ERROR|FATAL|TRACE)\b|\[\w+\]\s|"
-    r"\d{4}-\d\d-\d\d[ T]\d|[A-Z][a-z]{2} \d{1,2} \d\d:\d\d|[{}\[\]<]|"
-    r"(def|class|func|fn|public|private|return|import|from|const|let|var|if|for|while)\b.*[(){:;=]\s*$)")
-_CODE_CHARS = re.compile(r"[{}();=<>\[\]|\\$]")
-_QUOTED = re.compile(r"^\s*>")
-_PROMPT = re.compile(r"^\s*(?:\$|>>>|#|PS>|C:\\>)\s")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=[.!?])\s+")
 _HARD_CUT = re.compile(r"\s*;\s+|\s+[—–]\s*|\s*[—–]\s+|\s+--\s+|\s*\.\.\.(?=\w)")
@@ -116,8 +105,8 @@ _QUOTE_VERB = re.compile(r"(?<![\w./-])(said|says|claims?|claimed|reckons?|think
                          r"(?![\w/-])")
 _CONDITION = re.compile(r"^(?:if|when|whenever|before|after|once|every time|any time)\b[^,.;]*,?\s*$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\d|[./:_@#]|[a-z][A-Z]")
-_INTERJECTION = re.compile(r"^(?:(?:ok|okay|alright|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well|then)[\s,.!]*){1,2}$",
-                           re.IGNORECASE)
+_INTERJECTION = re.compile(
+    r"^(?:(?:ok|okay|alright|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well|then)[\s,.!]*){1,2}$", re.IGNORECASE)
 
 # Words after which a clause cannot end: a boundary right after one of them is no boundary.
 _FUNCTION = (STOP | AUXILIARIES | frozenset(
@@ -180,32 +169,6 @@ def _split(spans: list[Span], text: str, pattern: re.Pattern[str], cut: str,
             at, how = cut_end, cut if cut != RUN_ON else SOFT if text[:cut_at].rstrip().endswith(",") else HARD
         out.append((at, end, how))
     return out
-
-
-def _lines(text: str) -> list[Span]:
-    """Spans of prose lines: fenced blocks, quoted lines and machine lines left out."""
-    out, fenced, output, at = [], False, False, 0
-    for line in text.splitlines(keepends=True):
-        start, at = at, at + len(line)
-        body = line.rstrip("\r\n")
-        if _FENCE.match(body):
-            fenced = not fenced
-            continue
-        output = output and bool(body.strip()) or bool(_PROMPT.match(body))  # a command's output runs to a blank line
-        if fenced or output or not body.strip() or _QUOTED.match(body) or _is_machine(body):
-            continue
-        bullet = _BULLET.match(body)
-        lead = bullet.end() if bullet else len(body) - len(body.lstrip())
-        out.append((start + lead, start + len(body.rstrip()), HARD))
-    return out
-
-
-def _is_machine(line: str) -> bool:
-    stripped = line.strip()
-    if _MACHINE.match(line) or (line[:1] in " \t" and _CODE_CHARS.search(stripped)):
-        return True
-    code = len(_CODE_CHARS.findall(stripped))
-    return code >= 3 and code * 12 > len(stripped)
 
 
 def _parentheses(spans: list[Span], text: str) -> list[Span]:
@@ -273,7 +236,7 @@ def _actually(spans: list[Span], text: str) -> list[Span]:
 def clauses(text: str) -> list[Clause]:
     """The clauses of a turn's prose, in order, each with its span in `text`."""
     out: list[Clause] = []
-    for sentence, span in enumerate(_split(_lines(text), text, _SENTENCE_END, HARD)):
+    for sentence, span in enumerate(_split(prose_lines(text), text, _SENTENCE_END, HARD)):
         parts = _split(_parentheses([span], text), text, _HARD_CUT, HARD)
         parts = _split(parts, text, _RUN_ON, RUN_ON)
         parts = _split(parts, text, _COMMA_CUT, SOFT)

@@ -16,8 +16,8 @@ from agent_memory.core.model.statements import Turn
 _I = re.IGNORECASE
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|also|great|sure|got it)[,.!]?\s+)+", _I)
-_PERMISSION = re.compile(r"^(?:should i|shall i|do you (?:also )?want (?:me|a|an|us)\b|want me|would you (?:also )?like|"
-                         r"can i|may i|is it ok if i|"
+_PERMISSION = re.compile(r"^(?:should i|shall i|do you (?:also )?want (?:me|a|an|us)\b|want me|"
+                         r"would you (?:also )?like|can i|may i|is it ok if i|"
                          r"ok if i|should we (?:also )?(?:fix|do|run|add)|do you want a)\b", _I)
 _FACT_QUESTION = re.compile(r"\b(?:how many|how much|how big|is there|are there|do you have|what'?s the current|"
                             r"what is the current|does it|is that|are the|are they|do you (?:use|run|support)|"

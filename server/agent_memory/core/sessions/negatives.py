@@ -107,9 +107,9 @@ _ONE_OFF = re.compile(
     r"change|commit|branch|test)|for this (?:pr|file|function|change|ticket|task|one|test|run)|this file|that file|"
     r"both|for real|the rest)\b", _I)
 STANDING = re.compile(
-    r"\b(?:always(?!-)|never(?!-)|from now on|going forward|in (?:the )?future|every time|whenever|by default|as a rule|"
-    r"in this (?:repo|repository|codebase|project|service|team|org)|anywhere|everywhere|for (?:all|any|every)\b|"
-    r"in new\b|for new\b|for anything|any time|across (?:the|all))", _I)
+    r"\b(?:always(?!-)|never(?!-)|from now on|going forward|in (?:the )?future|every time|whenever|by default|"
+    r"as a rule|in this (?:repo|repository|codebase|project|service|team|org)|anywhere|everywhere|"
+    r"for (?:all|any|every)\b|in new\b|for new\b|for anything|any time|across (?:the|all))", _I)
 # Encouragement and elliptical narrative that look like instructions: "Don't give up!", "Always here to
 # help", "Never saw this coming".
 _PRAISE = re.compile(
