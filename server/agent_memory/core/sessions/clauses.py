@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.core.sessions.lexicon import AUXILIARIES, STOP
-from agent_memory.core.sessions.worktalk import is_imperative, is_statement
+from agent_memory.core.sessions.prose import prose_lines
+from agent_memory.core.sessions.worktalk import has_verb, is_imperative, is_statement
 
 HARD, SOFT = "hard", "soft"
 RUN_ON = "run-on"  # a cut without punctuation starts a new sentence in all but name: HARD, or SOFT after a comma
@@ -33,18 +34,6 @@ class Clause:
     cut: str  # how it is separated from the clause before it: HARD (a new sentence, or the first) or SOFT
 
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-# Lines that are code, logs, traces or tool output rather than prose.
-_MACHINE = re.compile(
-    r"^\s*(\$ |>>>|#!|\d+[:-]\s|at [\w.$<>]+\(|File \"|Traceback|Caused by:|Exception in thread|panic:|"
-    r"goroutine \d|---|\+\+\+|@@|[+-]\s{2,}|(INFO|DEBUG|WARN|WARNING|ERROR|FATAL|TRACE)\b|\[\w+\]\s|"
-    r"\d{4}-\d\d-\d\d[ T]\d|[A-Z][a-z]{2} \d{1,2} \d\d:\d\d|[{}\[\]<]|"
-    r"(def|class|func|fn|public|private|return|import|from|const|let|var|if|for|while)\b.*[(){:;=]\s*$)")
-_CODE_CHARS = re.compile(r"[{}();=<>\[\]|\\$]")
-_QUOTED = re.compile(r"^\s*>")
-_PROMPT = re.compile(r"^\s*(?:\$|>>>|#|PS>|C:\\>)\s")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=[.!?])\s+")
 _HARD_CUT = re.compile(r"\s*;\s+|\s+[—–]\s*|\s*[—–]\s+|\s+--\s+|\s*\.\.\.(?=\w)")
 _PAREN = re.compile(r"\s*\(([^()]{3,})\)")
@@ -58,7 +47,7 @@ _RUN_ON = re.compile(
     rf"just (?:push|run|do|the)\b|(?:ok|okay),\s|and please\b|{_MARKERS}))", re.IGNORECASE)
 # After a comma: a new subject, an imperative, a retraction, or a short subject with its verb.
 _COMMA_CUT = re.compile(
-    r",\s+(?=(?:(?:and|but|so|also|then)\s+)?(?:i|i'm|i'd|i'll|i've|we|we're|we'll|we've|let'?s|please|"
+    r",\s+(?!(?:run|set)\s+(?:in|on|with|by|via|at|from|through|under|as|to)\b)(?=(?:(?:and|but|so|also|then)\s+)?(?:i|i'm|i'd|i'll|i've|we|we're|we'll|we've|let'?s|please|"
     r"can you|could you|can u|pls|nah|no wait|wait|never ?mind|scrap that|scratch that|strike that|"
     r"forget (?:it|that)|add|write|keep|use|prefer|make|set|switch|go with|check|run|always|never|"
     r"don'?t|it'?s not that|not that|can we|could we|should we|do we|is it|are we|what|why|how|which|where|maybe|"
@@ -73,10 +62,15 @@ _GOVERNED = re.compile(r"^(?:except|unless|with|without|for|in|on|at|by|from|lik
                        re.IGNORECASE)
 
 
+# A participle that reads like an imperative: "dbt-core 1.7, run in GitHub Actions nightly", "..., set to 30s".
+_PARTICIPLE = re.compile(r"^(?:run|set|put|cut|kept|built|hosted|written|deployed|stored|made|read)\s+(?:in|on|with|by|"
+                         r"via|at|from|through|under|as|to|inside)\b", re.IGNORECASE)
+
+
 def _statement_follows(text: str, pos: int) -> bool:
     segment = re.split(r"[,;.!?]", text[pos:].lstrip(", "), maxsplit=1)[0]
     segment = _JOINER.sub("", segment.strip())
-    if _GOVERNED.match(segment):
+    if _GOVERNED.match(segment) or _PARTICIPLE.match(segment):
         return False  # "..., except the payroll export which needs withTrashed": part of the clause before
     return len(segment.split()) >= 3 and (is_statement(segment) or is_imperative(segment))
 
@@ -107,11 +101,12 @@ _ONE_WORD_ACTUALLY = re.compile(r"^(?!(?:it|it's|its|that|that's|this|there|i|i'
                                 r"are|were|so|and|but)\b)(\S+(?:\s+\S+)?)\s+(?=actually\b)(?!\S+\s+(?:is|was|"
                                 r"are|were)\b)", re.IGNORECASE)
 # Someone else's words: "Marco said ...", "ops said ...", "Priya reckons ...", "the README says ...".
-_QUOTE_VERB = re.compile(r"\b(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)\b")
+_QUOTE_VERB = re.compile(r"(?<![\w./-])(said|says|claims?|claimed|reckons?|thinks|mentioned|told (?:me|us)|swears)"
+                         r"(?![\w/-])")
 _CONDITION = re.compile(r"^(?:if|when|whenever|before|after|once|every time|any time)\b[^,.;]*,?\s*$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\d|[./:_@#]|[a-z][A-Z]")
-_INTERJECTION = re.compile(r"^(?:(?:ok|okay|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well)[\s,.!]*){1,2}$",
-                           re.IGNORECASE)
+_INTERJECTION = re.compile(
+    r"^(?:(?:ok|okay|alright|hmm+|yes|yeah|yep|no|nah|wait|er|erm|eh|uh|so|well|then)[\s,.!]*){1,2}$", re.IGNORECASE)
 
 # Words after which a clause cannot end: a boundary right after one of them is no boundary.
 _FUNCTION = (STOP | AUXILIARIES | frozenset(
@@ -140,9 +135,20 @@ def _after_content(text: str, pos: int) -> bool:
     return bool(before) and (before[-1] not in _FUNCTION or bool(_JOINED.match(text, pos)))
 
 
+_GAP = re.compile(r"\s*(?:and\s+|also\s+)?\S+\s+\S+(?:\s+(?:in|on|at|to|for|from|with|into|onto|by|via|through|under|"
+                  r"is|are|was|were)\b|[,.;]|\s*$)", re.IGNORECASE)
+
+
 def _not_relative(text: str, pos: int) -> bool:
-    """As `_after_content`, and not a relative clause: "every goroutine we start", "everything we run"."""
-    return _after_content(text, pos) and not set(_words_before(text, pos, 2)) & _RELATIVE
+    """As `_after_content`, and not a relative clause: "every goroutine we start", "everything we run",
+    or a noun phrase of up to three words whose verb after it lacks its object ("a TLE feed we cache
+    in public/", where "the design system we wrap Radix primitives" is two clauses)."""
+    if not _after_content(text, pos) or set(_words_before(text, pos, 2)) & _RELATIVE:
+        return False
+    raw = text[max(0, pos - 80):pos].split()[-3:]
+    phrase = any(word.lower() in _RELATIVE and not any(w.endswith((",", ";", ":", ".")) for w in raw[index:])
+                 for index, word in enumerate(raw))
+    return not (phrase and _GAP.match(text, pos))
 
 
 Span = tuple[int, int, str]
@@ -165,39 +171,15 @@ def _split(spans: list[Span], text: str, pattern: re.Pattern[str], cut: str,
     return out
 
 
-def _lines(text: str) -> list[Span]:
-    """Spans of prose lines: fenced blocks, quoted lines and machine lines left out."""
-    out, fenced, output, at = [], False, False, 0
-    for line in text.splitlines(keepends=True):
-        start, at = at, at + len(line)
-        body = line.rstrip("\r\n")
-        if _FENCE.match(body):
-            fenced = not fenced
-            continue
-        output = output and bool(body.strip()) or bool(_PROMPT.match(body))  # a command's output runs to a blank line
-        if fenced or output or not body.strip() or _QUOTED.match(body) or _is_machine(body):
-            continue
-        bullet = _BULLET.match(body)
-        lead = bullet.end() if bullet else len(body) - len(body.lstrip())
-        out.append((start + lead, start + len(body.rstrip()), HARD))
-    return out
-
-
-def _is_machine(line: str) -> bool:
-    stripped = line.strip()
-    if _MACHINE.match(line) or (line[:1] in " \t" and _CODE_CHARS.search(stripped)):
-        return True
-    code = len(_CODE_CHARS.findall(stripped))
-    return code >= 3 and code * 12 > len(stripped)
-
-
 def _parentheses(spans: list[Span], text: str) -> list[Span]:
-    """An aside in parentheses of three or more words is a clause of its own."""
+    """An aside in parentheses of three or more words that says something by itself (it has a verb)
+    is a clause of its own; a list of details ("three regions (ams, iad, sin)", "(slurm, partition
+    gpu-a100)") stays with what it details."""
     out = []
     for start, end, how in spans:
         at = start
         for match in _PAREN.finditer(text, start, end):
-            if len(match.group(1).split()) < 3:
+            if len(match.group(1).split()) < 3 or not has_verb(match.group(1)):
                 continue
             if match.start() > at:
                 out.append((at, match.start(), how))
@@ -254,7 +236,7 @@ def _actually(spans: list[Span], text: str) -> list[Span]:
 def clauses(text: str) -> list[Clause]:
     """The clauses of a turn's prose, in order, each with its span in `text`."""
     out: list[Clause] = []
-    for sentence, span in enumerate(_split(_lines(text), text, _SENTENCE_END, HARD)):
+    for sentence, span in enumerate(_split(prose_lines(text), text, _SENTENCE_END, HARD)):
         parts = _split(_parentheses([span], text), text, _HARD_CUT, HARD)
         parts = _split(parts, text, _RUN_ON, RUN_ON)
         parts = _split(parts, text, _COMMA_CUT, SOFT)

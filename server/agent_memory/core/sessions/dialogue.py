@@ -16,13 +16,20 @@ from agent_memory.core.model.statements import Turn
 _I = re.IGNORECASE
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|also|great|sure|got it)[,.!]?\s+)+", _I)
-_PERMISSION = re.compile(r"^(?:should i|shall i|do you want me|want me|would you like me|can i|may i|is it ok if i|"
+_PERMISSION = re.compile(r"^(?:should i|shall i|do you (?:also )?want (?:me|a|an|us)\b|want me|"
+                         r"would you (?:also )?like|can i|may i|is it ok if i|"
                          r"ok if i|should we (?:also )?(?:fix|do|run|add)|do you want a)\b", _I)
 _FACT_QUESTION = re.compile(r"\b(?:how many|how much|how big|is there|are there|do you have|what'?s the current|"
                             r"what is the current|does it|is that|are the|are they|do you (?:use|run|support)|"
                             r"did \w+)\b|\b(?:do|does) (?:you|we)\b[^?]*\b(?:use|run|support)\?$", _I)
-_DECISION_QUESTION = re.compile(r"\b(?:want|prefer|should|ok|okay|rather|which|threshold|window|or)\b", _I)
-_PROPOSAL = re.compile(r"\b(?:could|would|might|should|either|suggest|recommend|option|probably|likely|if)\b", _I)
+# A question about a choice still to make; any other question asks what is ("Which sensor is it?",
+# "Are you training in bf16 or fp16?", "Which framework is the CLI built on?").
+_DECISION_QUESTION = re.compile(r"\b(?:want|prefer|should|shall|ok|okay|rather|like|go with|pick|choose|fine with)\b",
+                                _I)
+# A way forward offered, as a guess or an option ("we could mock the import") or as what would
+# mend the problem ("aggregating per order before the join fixes the fan-out", "the cheaper route").
+_PROPOSAL = re.compile(r"\b(?:could|would|might|should|either|suggest|recommend|option|probably|likely|if|"
+                       r"fix(?:es)?|solves?|avoids?|instead|cheaper|simpler|safer|better|route|plan)\b", _I)
 CONTENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _COMMON = frozenset("could would might should either suggest recommend option probably likely that this there "
                     "with what which want your have does just only also then than them they into from about "
@@ -46,7 +53,12 @@ class Context:
 
     def echoes(self, text: str) -> bool:
         """`text` takes up a word the assistant proposed or asked about."""
-        return bool({w.lower() for w in CONTENT_WORD.findall(text)} & self.proposal)
+        return bool({_stem(w) for w in CONTENT_WORD.findall(text)} & self.proposal)
+
+
+def _stem(word: str) -> str:
+    """A word without its ending, so "aggregate" takes up "Aggregating" and "projecting" "project"."""
+    return re.sub(r"(?:ing|ed|es|e|s)$", "", word.lower()) if len(word) > 5 else word.lower()
 
 
 def context_of(previous: Turn | None, work: bool = False) -> Context:
@@ -59,9 +71,9 @@ def context_of(previous: Turn | None, work: bool = False) -> Context:
     if asked:
         question = _LEAD.sub("", asked[-1])
         answer = "permission" if _PERMISSION.match(question) else "fact" if _FACT_QUESTION.search(question) \
-            else "decision" if _DECISION_QUESTION.search(question) else None
+            else "decision" if _DECISION_QUESTION.search(question) else "fact"
     proposed = {w.lower() for p in parts if _PROPOSAL.search(p) or p.endswith("?") for w in CONTENT_WORD.findall(p)}
-    return Context(answer, frozenset(proposed - _COMMON), work)
+    return Context(answer, frozenset(_stem(w) for w in proposed - _COMMON), work)
 
 
 def restates(sentence: str) -> re.Match[str] | None:

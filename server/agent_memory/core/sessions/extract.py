@@ -74,7 +74,7 @@ def _speaker(turn: Turn) -> str:
 
 
 def _content(text: str) -> str:
-    body = _PLEASE.sub("", bare(ACK_TAIL.sub("", ACK.sub("", text.strip()))))
+    body = _PLEASE.sub("", bare(ACK_TAIL.sub("", ACK.sub("", text.strip())), label=True))
     body = body.strip(" -*•\t,;:")
     if not body:
         return ""

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from agent_memory.core.sessions.worktalk import (
     Gated,
+    details,
     has_detail,
     is_fragment,
     is_imperative,
@@ -76,14 +77,18 @@ _WEAK_DECISION = Gated(re.compile(
     r"\b(?:we're|we are|i'm)\s+going to\s+(?!see\b|talk\b|think\b|need\b|have\b|be\b|try\b)\w|"
     r"\bwe\s+(?:now\s+|just\s+)?(?:stay|stick|switch|move)\b(?!\s+(?:\w+ing|going|up|in touch)\b)|"
     r"\bstay(?:ing)? on\b(?!\s+(?:track|top|course|the\s+\w+\s+side))|\binstead[.!]*$|\bthe plan is\b|"
+    r"^then,?\s+(?:we|let'?s|i'll|i will)\s|"  # "ok then we use Phoenix.Presence": the answer to what came before
+    r"^we\s+(?:\w+\s+)?(?:moved|migrated|switched|standardi[sz]ed|consolidated|upgraded|downgraded)\b[^,;]{0,40}?"
+    r"\b(?:to|on|onto)\b|"
     r"^(?:switching|moving|migrating|going|sticking|staying)\s+(?:to|with|on)\b|\bhold(?:ing)? off\b|\bpostpone\b|"
     r"\b(?:we're|we are)\s+(?:now\s+|also\s+)?(?:adding|removing|deprecating|renaming|splitting|merging|replacing|"
     r"upgrading|downgrading|freezing|keeping|pinning|standardi[sz]ing|consolidating|retiring|sunsetting|introducing|"
     r"rolling out|enabling|disabling|turning)\b|\b(?:is|are) going away\b|"
     r"\bdefer\b|\bpark\b|\b(?:is|are)\s+(?:enough|fine|good enough|ok|okay|the way to go)\b|"
     r"\b(?:starting|from|as of|effective)\s+(?:q[1-4]|next (?:week|month|quarter|sprint|release)|(?:jan|feb|mar|apr|"
-    r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday|v?\d)", _I),
-    "let", "'ll", "will", "going", "we", "stay", "instead", "plan", "switching", "moving", "migrating",
+    r"jun|jul|aug|sep|oct|nov|dec)\w*|monday|tuesday|wednesday|thursday|friday)|"
+    r"\b(?:starting (?:with |from |at )?|as of |effective )v?\d", _I),  # "from 0.84 to 0.77" is a change seen, not made
+    "let", "'ll", "will", "going", "we", "stay", "then", "instead", "plan", "switching", "moving", "migrating",
     "sticking", "hold", "postpone", "defer", "park", "enough", "fine", "ok", "okay", "way to go",
     "starting", "from", "as of", "effective")
 _THEN = re.compile(r"\bthen[.!]*$", _I)  # "keep JWKS in-process then", "ok, SHA-256 then"
@@ -134,19 +139,24 @@ _TEAM_RULE = re.compile(rf"^(?:we|our team|the team)\s+(?:always|never|only|don'
                         r"would|will|really|even|ever)\b)\w+(?:s|ed)\b", _I)
 _CHAT_VERBS = r"go|look|see|get|talk|eat|watch|play|feel|know|think|say|forget|miss|stop|give|leave|want|like|love|mind"
 _WORK_TEAM_RULE = re.compile(
+    r"^(?:\w+\s+)?(?:engineers|developers|devs|designers|contributors|reviewers|maintainers|admins|operators|"
+    r"everyone|everybody)\s+(?:always|never|only|don'?t|do not|must|shouldn'?t|can'?t|cannot)\s+\w|"  # people's norms
+    r"^(?!(?:i|we|you|it|that|this|there|he|she|they)\b)(?:[\w./-]+\s+){1,4}(?:always|never)\s+(?!been\b)[a-z]+|"
     rf"^(?:we|our team|the team)\s+(?:(?:always|never|only)\s+(?!(?:{_CHAT_VERBS})\b)\w+|"
     rf"(?:don'?t|do not)\s+(?!(?:{_CHAT_VERBS}|use|have|need|run|support)\b)\w+|require|"
     r"enforce|pin|squash|rebase)\b|"
     r"^(?:every|each|all|any|both)\s+[^,]{1,50}?\s+(?:must|needs?|has to|have to|gets?|goes|go|requires?)\b|"
-    r"^everything\s+(?:goes|in|through)\b|^(?:new\s+)?[\w-]+s\s+(?:go|goes)\s+(?:in|into|to|through)\b|"
+    r"^everything\s+(?:goes|in|through)\b|^(?:[\w./-]+\s+){0,3}[\w-]+s\s+(?:go|goes|belong|belongs)\s+"
+    r"(?:in|into|to|through|under)\b|"  # where things are put: "job-level spark confs go in jobs/<name>/"
+    r"^(?:[\w./-]+\s+){0,3}[\w-]+s\s+(?:live|lives|stay|stays|sit|sits)\s+(?:in|under)\s+[^,]+,\s+(?:not|never)\b|"
     r"\b(?:are|is)\s+(?:all\s+|always\s+)?(?:snake_case|camelcase|pascalcase|kebab-case|lower ?case|upper ?case|"
     r"screaming_snake_case|prefixed|suffixed|named after)\b", _I)
 # "use that", "yes do that", "go with the first one": taking the option the assistant offered.
 TAKE_OPTION = re.compile(r"^(?:yes,?\s+|ok,?\s+|sure,?\s+)?(?:use|do|go with|take|pick|keep|choose|try)\s+(?:that|this|"
                          r"it|the (?:first|second|third|latter|former|last|other) one|option \w+|both)\b[.!]*$", _I)
 STANDING_WORDS = re.compile(r"\b(?:everything|from now on|going forward|in (?:the )?future|every time|whenever|"
-                            r"as a rule|always|"
-                       r"never|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
+                            r"as a rule|always(?!-)|"
+                       r"never(?!-)|by default|in this (?:repo|repository|codebase|project|service|team)|anywhere|"
                        r"everywhere|for (?:all|any|every|each)\b|in (?:all|any|every|each|new)\b|for new\b|"
                        r"for anything)", _I)
 _STANDING_LEAD = re.compile(r"^(?:from now on|going forward|in (?:the )?future|as a rule|in this (?:repo|"
@@ -194,7 +204,7 @@ _BUILT = re.compile(r"\b(?:built (?:on|with)|runs? (?:on|in)|deployed (?:to|on)|
 # What happened once, not what holds: "the build went red", "we were on 3.11", "is crashlooping".
 _NOT_FACT = re.compile(r"\b(?:(?:we're|we are|i'm|i am|they're) (?!on\b|in\b)\w+ing|was|were|had|went|did|got|"
                        r"used to|felt|seemed|looked|sounded|"
-                       r"(?-i:(?:is|are) [a-z]+ing))\b", _I)
+                       r"(?-i:(?:is|are) (?:already |still |currently |now |just )?[a-z]+ing))\b", _I)
 _NAME_VERSION = re.compile(r"\b[A-Za-z][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 
 
@@ -245,9 +255,11 @@ def rule_category(text: str, opens: bool = True, names: bool = False) -> str | N
         return "instruction"
     if _NOT_MODAL.search(text):
         return None
-    if _MODAL.search(text) or _TEAM_RULE.search(text) or work and (_WORK_TEAM_RULE.search(text) or
+    if _MODAL.search(text) or _TEAM_RULE.search(rest) or work and (_WORK_TEAM_RULE.search(rest) or
                                                                    _WORK_MODAL.search(text)):
         return "constraint"
+    if rest != text and _STANDING_LEAD.match(text) and is_statement(rest):
+        return "constraint"  # "from now on every new shard goes through scripts/filter_shard.py"
     return None
 
 
@@ -278,6 +290,6 @@ def fact_category(text: str, names: bool = False) -> str | None:
         return "fact" if team else None
     if is_statement(text) and (is_technical(text, names) or _BUILT.search(text)):
         return "fact"
-    if is_fragment(text) and _NAME_VERSION.search(text) and len(text.split()) <= 6:
-        return "fact"  # "Xcode 15.4 on the build machines", "MySQL 8 underneath"
+    if is_fragment(text) and (_NAME_VERSION.search(text) and len(text.split()) <= 6 or details(text) >= 2):
+        return "fact"  # "Xcode 15.4 on the build machines", "Snowflake, database ANALYTICS, role TRANSFORMER"
     return None

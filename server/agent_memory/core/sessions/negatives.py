@@ -40,13 +40,14 @@ _HYPOTHETICAL = Gated(re.compile(
     "guess", "suspect", "believe", "wonder", "not sure", "seem", "look", "sounds like", "usually happens",
     "hypothetic", "'d")
 
-_SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever)\s", _I)
+_SUBORDINATE = re.compile(r"\s(?:that|which|who|where|because|so that|since|unless|when|whenever|anything|everything|"
+                          r"whatever)\s", _I)  # "use ensure() for anything a designer setup could trigger"
 
 # Someone else's words: "Marco said ...", "the docs claim ...", "according to the README".
 _QUOTE = Gated(re.compile(
-    r"(?<!\bi )(?<!\bwe )(?<!\bas )\b(?:said|says|claims?|claimed|reckons?|reckoned|thinks|swears|argues|"
+    r"(?<!\bi )(?<!\bwe )(?<!\bas )(?<![\w./-])(?:said|says|claims?|claimed|reckons?|reckoned|thinks|swears|argues|"
     r"argued|insists?|insisted|told (?:me|us)|mentioned|mentions?|suggested|suggests|according to|apparently|"
-    r"allegedly)\b|"
+    r"allegedly)(?![\w/-])|"  # a word, not part of a name: "claims-svc", "/claims/{id}"
     r"^@[\w.-]+:|\b(?:docs?|documentation|readme|spec|people|folks|others)\s+say\b", _I),
     "said", "says", "claim", "reckon", "thinks", "swear", "argue", "insist", "told", "mention", "suggest",
     "according", "apparently", "allegedly", "@", "say")
@@ -78,12 +79,21 @@ _STATUS = Gated(re.compile(
     r"\btook (?:about |around |~)?\d|\b(?:logs?|output|errors?|traces?|profiler?)\s+(?:says?|shows?|said)\b|"
     r"\b(?:is|are) (?:too |really |very |way too |so )?(?:slow|painful)\b|\btoo (?:late|early|slow|fast|high|low|big|"
     r"small|long|short|noisy|aggressive|strict|loose|expensive)\b|"
-    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b", _I),
+    r"^(?:it|that|this)(?:'s| is) (?:fixed|working|done|green|back)\b|"
+    # symptoms: what a system does now or now and then, not what it is
+    r"\b(?:sometimes|intermittently|randomly|occasionally|every now and then)\b|"
+    r"\b(?:drops|spikes|leaks|stalls|freezes|stutters|lags|flakes)\b|\btakes (?:about |around |~)?\d|"
+    r"(?<!\bi )(?<!\bwe )(?<!\byou )\b(?:don'?t|doesn'?t|won'?t|can'?t|isn'?t|aren'?t) (?:parse|work|compile|load|"
+    r"build|boot|connect|render|resolve|start|respond)(?:ing)?\b|\b(?:worse|better|slower|faster|higher|lower) than "
+    r"(?:the |what |we )?(?:expected|estimated?|before|promised|planned)\b|"
+    r"\bthis (?:week|month|sprint|afternoon)\b", _I),
     "fail", "broke", "crash", "down", "went", "back", "keeps", "doubled", "tripled", "spike", "climbing",
     "hitch", "hang", "hung", "oom", "timed out", "times out", "regress", "dropped", "fell", "rose",
     "jumped", "from", "grew", "shrank", "by", "flaky", "stuck", "blew", "erroring", "throw", "threw",
     "s from", "being", "last night", "yesterday", "this morning", "right now", "since", "after", "took",
-    "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green")
+    "say", "show", "slow", "painful", "too ", "fixed", "working", "done", "green", "times", "random", "occasion",
+    "every now", "drops", "spikes", "leaks", "stall", "freez", "stutter", "lags", "flakes", "takes", "n't", "than",
+    "this ")
 
 # Requests about the task at hand. Standing words ("always", "from now on", "in this repo") make a
 # request a rule or a preference instead.
@@ -97,9 +107,9 @@ _ONE_OFF = re.compile(
     r"change|commit|branch|test)|for this (?:pr|file|function|change|ticket|task|one|test|run)|this file|that file|"
     r"both|for real|the rest)\b", _I)
 STANDING = re.compile(
-    r"\b(?:always|never|from now on|going forward|in (?:the )?future|every time|whenever|by default|as a rule|"
-    r"in this (?:repo|repository|codebase|project|service|team|org)|anywhere|everywhere|for (?:all|any|every)\b|"
-    r"in new\b|for new\b|for anything|any time|across (?:the|all))", _I)
+    r"\b(?:always(?!-)|never(?!-)|from now on|going forward|in (?:the )?future|every time|whenever|by default|"
+    r"as a rule|in this (?:repo|repository|codebase|project|service|team|org)|anywhere|everywhere|"
+    r"for (?:all|any|every)\b|in new\b|for new\b|for anything|any time|across (?:the|all))", _I)
 # Encouragement and elliptical narrative that look like instructions: "Don't give up!", "Always here to
 # help", "Never saw this coming".
 _PRAISE = re.compile(
@@ -114,6 +124,10 @@ _CHATTER = re.compile(
     r"perfect|sounds good|got it|no problem|you'?re welcome|yep|nope|right|exactly|i see|hmm+|oh|wow|phew|"
     r"good|good catch|nice catch|makes sense|will do|noted|understood|what a day|just curious|not really)\b"
     r"[\s\w,!.']{0,20}$", _I)
+
+
+# The present moment only: "the screen is always on right now" is how things stand, no rule.
+_TEMPORARY = re.compile(r"\b(?:right now|at the moment|as of now|as things stand|for the time being)\b", _I)
 
 
 def is_question(text: str) -> bool:
@@ -138,7 +152,7 @@ def why_not(text: str) -> str | None:
     apart by `is_status`, after the rules: "never merge with failing tests" is a rule)."""
     for why, test in (("question", is_question), ("quote", is_quote), ("negated", _NEGATED.search),
                       ("hypothetical", is_hypothetical), ("chit-chat", _CHATTER.match), ("chit-chat", _PRAISE.match),
-                      ("cancelled", _CANCEL.match)):
+                      ("cancelled", _CANCEL.match), ("temporary", _TEMPORARY.search)):
         if test(text):
             return why
     return None

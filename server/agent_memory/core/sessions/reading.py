@@ -24,7 +24,7 @@ from agent_memory.core.sessions.retraction import State, is_directive, settle
 
 _I = re.IGNORECASE
 _LEAD = re.compile(
-    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
+    r"^(?:(?:please(?=,)|pls(?=,)|no(?=,)|nah|nope|also|and|so|oh|btw|by the way|ok(?:ay)?|well|anyway|one more thing|"
     r"yeah|yes|yep|"
     r"wow|haha|hey|honestly|hmm+|nice|sweet|cool|great|good|perfect|phew|fyi|remember|note|plus|but|eh|er|right|"
     r"sure|actually(?!,?\s+no\b)|👍)(?:[,:!.]+\s*|\s+))+", _I)
@@ -36,6 +36,13 @@ _LISTENER = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
 # "fix both", "add it to the checklist", "redo that": a request about what is at hand.
 _ANAPHORIC = re.compile(r"^\S+\s+(?:it|that|this|them|both|one|those|these|the rest)\b", _I)
 _RULE_TAIL = re.compile(r"^(?:always|never|ever|without exception|no exceptions)\b", _I)
+# The assistant about its own work: "I'll add it to ...", "I've updated ...", "Added /healthz ...".
+_OWN_ACTION = re.compile(r"^(?:i'll|i will|i've|i have|i'm going to|i am going to|let me|i just|i)\s|"
+                         r"^(?:added|updated|fixed|changed|removed|renamed|moved|wrote|created|wired|done)\b", _I)
+# What the speaker likes, said first: the rest of the clause is what they like ("I like rich output but it
+# must degrade nicely when stdout isn't a tty").
+_OPENS_PREFERENCE = re.compile(r"^(?:i|we)\s+(?:really\s+|also\s+|strongly\s+|much\s+)?(?:prefer|like|love|'d rather|"
+                               r"would rather)\b", _I)
 _QUOTE_END = re.compile(r"\b(?:said|says|reckons?|claims?|claimed|thinks)$", _I)
 
 
@@ -55,10 +62,11 @@ class Read:
     instead: str = ""  # for a correction without a verb ("no wait, 30"), what it corrects
 
 
-def bare(text: str) -> str:
-    """The clause without its lead-in ("yeah", "fyi", "Context:") and tail ("btw", "thanks")."""
+def bare(text: str, label: bool = False) -> str:
+    """The clause without its lead-in ("yeah", "fyi", "Context:"; with `label`, a label stays:
+    "Churn model: scikit-learn 1.4" names what it is about) and tail ("btw", "thanks")."""
     out = _LEAD.sub("", text.strip()).strip()
-    out = _LABEL.sub("", out) if len(out.split(":")[0].split()) <= 6 else out
+    out = _LABEL.sub("", out) if len(out.split(":")[0].split()) <= 6 and not label else out
     out = _TAIL.sub("", out).strip(" ,;:-")
     return _LEAD.sub("", out).strip()
 
@@ -87,6 +95,8 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
         return None, why
     if labelled:
         return labelled, None
+    if _OPENS_PREFERENCE.match(text) and kinds.is_preference(text, names):
+        return "preference", None  # "I like rich output but it must degrade nicely", "I prefer that you explain ..."
     rule = kinds.rule_category(text, opens, names)
     addressed = rule and worktalk.is_technical(text, names)  # "you must run make lint before pushing"
     if _LISTENER.search(text) and not worktalk.is_imperative(text) and not addressed:
@@ -99,7 +109,8 @@ def _category(text: str, context: Context, *, correction: bool, answering: bool,
     fragment = worktalk.is_fragment(text)
     imperative = worktalk.is_imperative(text)
     if answering and context.answer in ("fact", "decision") and (fragment or imperative) \
-            and not kinds.is_preference(text, names) and (context.answer == "decision" or fragment):
+            and not kinds.is_preference(text, names) and (context.answer == "decision" or fragment) \
+            and not (rule and kinds.STANDING_WORDS.search(text)):  # "always private nodes, ever": a rule
         return context.answer, None
     if negatives.is_request(text):
         return None, "one-off request"
@@ -151,7 +162,8 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
         answering = answering and (not out[:-1] or read.fragment) and clause.sentence == found[0].sentence
         short = len(text.split()) < 2 or (len(text.split()) < 3 and not worktalk.has_detail(text))
         one_word_answer = answering and not out[:-1] and text.strip(".") and (
-            context.answer == "decision" or context.answer == "fact" and worktalk.has_detail(text))
+            context.answer == "decision" or context.answer == "fact" and (worktalk.has_detail(text) or len(
+                text.split()) == 1 and negatives.why_not(text) is None))  # "typer." names what is, "for plotting" no
         if short and not correction and not kinds.TAKE_OPTION.match(text) and not one_word_answer:
             continue  # a word or two, unless it answers the question ("postgres", "20") or corrects
         read.category, read.why = _category(text, context, correction=correction, answering=answering,
@@ -162,9 +174,13 @@ def _clauses_read(turn: Turn, context: Context) -> list[Read]:
 
 
 def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
-    """Clauses of one sentence kept as one: the same kind said twice ("we run Kafka 3.6 on MSK, the
-    topic has 24 partitions"), a statement and its tail ("..., oversells are expensive"), a statement
-    and the remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that")."""
+    """Clauses of one sentence kept as one, so no memory loses the details (hosts, ports, versions)
+    its sentence holds: the same kind said twice ("we run Kafka 3.6 on MSK, the topic has 24
+    partitions"), a statement and its tail ("..., oversells are expensive"), a statement and the
+    remark that makes it a rule ("..., that's a hard rule") or a preference ("..., I prefer that"),
+    and any two kept clauses cut at a comma, of the first kind that is more than a fact ("min target
+    is Wear OS 3, don't use Wear OS 4 APIs" is a rule). Clauses cut without punctuation (run-ons)
+    stay apart."""
     out: list[Read] = []
     for read in reads:
         last = out[-1] if out else None
@@ -182,12 +198,12 @@ def _merge(reads: list[Read], turn_text: str, names: bool) -> list[Read]:
                 worktalk.is_technical(turn_text[last.start:read.end], names))):
             last.end = read.end  # "secrets are stored in Vault, never in the repo", "..., always": one rule
             last.category = "constraint" if family(last.category or "") != "rule" else last.category
-        elif joined and family(last.category or "") == "rule" and read.category in ("fact", "profile"):
-            last.end = read.end  # "never deploy on weekends, I run the on-call rota then": the rule's reason
-        elif joined and last.category and read.category and read.so and "rule" in (
-                family(last.category), family(read.category)):
+        elif joined and last.category and read.category and read.so and family(read.category) == "rule":
             last.end = read.end  # "consumers are at-least-once, so handlers have to be idempotent": one rule
-            last.category = read.category if family(read.category) == "rule" else last.category
+            last.category = read.category
+        elif joined and last.category and read.category:
+            last.end = read.end  # "never deploy on weekends, I run the on-call rota then": one memory, keys kept
+            last.category = read.category if family(last.category) == "fact" else last.category
         else:
             out.append(read)
     return [read for read in out if read.category]
@@ -227,6 +243,8 @@ def read_assistant_turn(turn: Turn, work: bool = False) -> list[Read]:
         text = bare(ACK_TAIL.sub("", turn.content[start:end]))
         if len(text.split()) < 3 or negatives.why_not(text) or negatives.is_status(text):
             continue
+        if _OWN_ACTION.match(text) and not negatives.STANDING.search(text):
+            continue  # "Sounds good, I'll add it to scripts/x.py": what it does now, not what the user said
         category = kinds.rule_category(text, True, work) or ("decision" if kinds.is_decision(text, True) else None) \
             or ("preference" if kinds.is_preference(text, work) else kinds.fact_category(text, work))
         if category:

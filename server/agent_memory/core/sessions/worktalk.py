@@ -116,6 +116,12 @@ def has_detail(text: str) -> bool:
     return bool(_DETAIL.search(text))
 
 
+def details(text: str) -> int:
+    """How many specific things a text names: numbers, versions, hosts, paths, identifiers, names."""
+    words = text.split()
+    return len({w for i, w in enumerate(words) if _DETAIL.search(" " + w if i else w)})  # a capital opening says little
+
+
 def _base(word: str) -> str | None:
     """The base form of a third-person verb ("emits" -> "emit", "goes" -> "go"), if it is one."""
     for base in (word[:-1], word[:-2], word[:-3] + "y" if word.endswith("ies") else ""):
@@ -159,8 +165,9 @@ def is_imperative(text: str) -> bool:
 
 @_CACHE
 def is_fragment(text: str) -> bool:
-    """No verb at all: "20 ms debounce", "half height", "4 pods, 6 threads each"."""
-    return not has_verb(text) and not is_imperative(text)
+    """No verb at all: "20 ms debounce", "half height", "4 pods, 6 threads each" (a verb the word lists
+    miss still makes a statement: "spark confs go in jobs/")."""
+    return not has_verb(text) and not is_imperative(text) and not is_statement(text)
 
 
 @_CACHE
