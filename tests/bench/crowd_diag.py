@@ -13,8 +13,9 @@ never a benchmark figure): DIAG_OWN_STATS=1 scores the crowd store's candidates 
 statistics (N, document frequencies) of the conversation alone; DIAG_POOL=pool|min takes each
 term's IDF from the candidates themselves (or the smaller of that and the store's);
 DIAG_NAMES_GLOBAL=1 (with DIAG_POOL) keeps the store's IDF for the query's names;
-DIAG_BUDGET=N the match budget; DIAG_NOPRUNE=1 matches every query word; DIAG_DEPTH=N the
-candidate depth.
+DIAG_SHIFT=F lowers every query term's IDF by the smallest one's, less F (a crowd holding none of
+the query's words raises them all alike; tried: it lowers recall in the crowd); DIAG_BUDGET=N the
+match budget; DIAG_NOPRUNE=1 matches every query word; DIAG_DEPTH=N the candidate depth.
 """
 
 from __future__ import annotations
@@ -52,11 +53,33 @@ def capturing_rank(candidates, **kw):
 
 retrieval_module.rank = capturing_rank
 
+import math  # noqa: E402
 import os  # noqa: E402
 import sqlite3  # noqa: E402
 
 import agent_memory.storage.sqlite.bm25 as sqlite_bm25  # noqa: E402
 import agent_memory.storage.sqlite.search as sqlite_search  # noqa: E402
+
+
+def _frequencies_and_idf(conn, stems, rowids, stemmer, docs, stats):
+    """The candidates' term counts and the store's IDF per term, as the product's rescore reads them."""
+    if docs is None:
+        marks = ", ".join("?" for _ in rowids)
+        docs = conn.execute(f"SELECT rowid, content, tags FROM entries WHERE rowid IN ({marks})", rowids).fetchall()
+    stats = stats or sqlite_bm25.TermStats()
+    big, known = stats.total(conn), stats.terms(conn, stems)
+    return stemmer.counts(docs, stems), {t: math.log(1 + (big - known[t][0] + 0.5) / (known[t][0] + 0.5))
+                                         for t in set(stems)}
+
+
+def _bm25(freq, idf, coverage_idf):
+    qw = sum(coverage_idf.values()) or 1.0
+    scores = {}
+    for (doc, term), tf in freq.items():
+        sc, cov = scores.get(doc, (0.0, 0.0))
+        scores[doc] = (sc + idf[term] * tf * 2.2 / (tf + 1.2), cov + coverage_idf[term] / qw)
+    return scores
+
 
 OWN_DB: dict[str, str] = {}
 if os.environ.get("DIAG_BUDGET"):
@@ -65,33 +88,31 @@ if os.environ.get("DIAG_BUDGET"):
 if os.environ.get("DIAG_NOPRUNE"):
     sqlite_search.selective_terms = lambda conn, words, *a, **k: words
 if os.environ.get("DIAG_POOL"):
-    import math
-
     def pool_rescore(conn, stems, rowids, stemmer, *, docs=None, stats=None, total=None):
         if not stems or not rowids:
             return {}
-        if docs is None:
-            marks = ", ".join("?" for _ in rowids)
-            docs = conn.execute(f"SELECT rowid, content, tags FROM entries WHERE rowid IN ({marks})", rowids).fetchall()
-        freq = stemmer.counts(docs, stems)
+        freq, gidf = _frequencies_and_idf(conn, stems, rowids, stemmer, docs, stats)
         n = len(rowids)
         df = {t: sum(1 for (d, s) in freq if s == t) for t in set(stems)}
-        stats = stats or sqlite_bm25.TermStats()
-        big, known = stats.total(conn), stats.terms(conn, stems)
-        gidf = {t: math.log(1 + (big - known[t][0] + 0.5) / (known[t][0] + 0.5)) for t in set(stems)}
         pidf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in set(stems)}
         how = os.environ["DIAG_POOL"]
         idf = pidf if how == "pool" else {t: min(gidf[t], pidf[t]) for t in gidf}
         if os.environ.get("DIAG_NAMES_GLOBAL"):
             names = set(stemmer.terms([w.lower() for w in CURRENT.get("names", ())]))
             idf = {t: (gidf[t] if t in names else v) for t, v in idf.items()}
-        qw = sum(gidf.values()) or 1.0
-        scores = {}
-        for (doc, term), tf in freq.items():
-            sc, cov = scores.get(doc, (0.0, 0.0))
-            scores[doc] = (sc + idf[term] * tf * 2.2 / (tf + 1.2), cov + gidf[term] / qw)
-        return scores
+        return _bm25(freq, idf, gidf)
     sqlite_search.rescore = pool_rescore
+if os.environ.get("DIAG_SHIFT"):
+    def shift_rescore(conn, stems, rowids, stemmer, *, docs=None, stats=None, total=None):
+        """Each term's IDF less the smallest of the query's terms' (plus DIAG_SHIFT's floor): a crowd
+        that holds none of the query's words raises every IDF by about the same amount."""
+        if not stems or not rowids:
+            return {}
+        freq, gidf = _frequencies_and_idf(conn, stems, rowids, stemmer, docs, stats)
+        low = min(gidf.values()) - float(os.environ["DIAG_SHIFT"])
+        idf = {t: max(v - low, 0.0) for t, v in gidf.items()} if len(gidf) > 1 else gidf
+        return _bm25(freq, idf, idf)
+    sqlite_search.rescore = shift_rescore
 if os.environ.get("DIAG_OWN_STATS"):
     _rescore = sqlite_bm25.rescore
 
