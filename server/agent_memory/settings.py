@@ -83,8 +83,8 @@ class Settings:
                                    "Semantic search index: chroma, or none (keyword retrieval only)")
     chroma_path: str = _setting("", _text, "Chroma directory; empty means <data_dir>/chroma")
     vector_exact_max: int = _setting(
-        40_000, _int_between(0, 10_000_000), "Partitions (scope and namespace) of up to this many vectors are "
-        "searched exactly, in memory, instead of through the HNSW index (faster below about 50,000); 0 = never. "
+        20_000, _int_between(0, 10_000_000), "Partitions (scope and namespace) of up to this many vectors are "
+        "searched exactly, in memory, instead of through the HNSW index (faster below about 30,000); 0 = never. "
         "Only in a server, never with a Chroma server")
     vector_exact_total: int = _setting(
         100_000, _int_between(0, 100_000_000), "Most vectors held in memory for exact search, in all partitions "
