@@ -17,7 +17,7 @@ BENCH = ROOT / "tests" / "bench"
 BENCHMARKS = (ROOT / "docs" / "benchmarks.md").read_text()
 PAGES = {p.relative_to(ROOT).as_posix(): p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]}
 NEEDS_LOCOMO = ["bench_locomo.py", "bench_retrieve.py", "bench_reflect.py", "bench_selective.py", "bench_pg_keyword.py",
-                "bench_hooks.py"]
+                "bench_hooks.py", "bench_sidebyside.py"]
 
 
 @pytest.mark.parametrize("script", NEEDS_LOCOMO)
