@@ -124,16 +124,8 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
         "rate_limit_per_second": 0, "log_level": "warning", **inline, **setup, **(extra or {})})
     results = []
     async with Client(create_server(settings), mode="auto") as client:
-        dia_of: dict[str, str] = {}
         started = time.perf_counter()
-        for start in range(0, len(written), 10):
-            batch = written[start:start + 10]
-            created = await client.call_tool("memory_crud", {
-                "action": "create", "items": [{"content": m if isinstance(m, str) else m["text"]} for m in batch]})
-            assert not created.is_error, created.structured_content
-            for memory, entry in zip(batch, created.structured_content["items"], strict=True):
-                if not isinstance(memory, str):
-                    dia_of[entry["id"]] = memory["dia_id"]
+        dia_of = await write_all(client, written)
         last = written[-1] if isinstance(written[-1], str) else written[-1]["text"]
         if ask_after is not None:
             await anyio.sleep(ask_after)
@@ -174,6 +166,21 @@ async def evaluate_conversation(folder: Path, mode: str, postgres_url: str | Non
           f"{statistics.median(latencies):.1f} ms, max {max(latencies):.0f} ms; {degraded} answers degraded, "
           f"{keyword_only} memories keyword-only in all; load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     return results
+
+
+async def write_all(client: Client, written: list) -> dict[str, str]:
+    """Every memory through memory_crud create, in bulks of 10; the conversation's turns' ids ->
+    their dialogue ids (distractors, plain strings, have none)."""
+    dia_of: dict[str, str] = {}
+    for start in range(0, len(written), 10):
+        batch = written[start:start + 10]
+        created = await client.call_tool("memory_crud", {
+            "action": "create", "items": [{"content": m if isinstance(m, str) else m["text"]} for m in batch]})
+        assert not created.is_error, created.structured_content
+        for memory, entry in zip(batch, created.structured_content["items"], strict=True):
+            if not isinstance(memory, str):
+                dia_of[entry["id"]] = memory["dia_id"]
+    return dia_of
 
 
 def report(results: list[dict], mode: str) -> None:

@@ -37,7 +37,7 @@ from agent_memory.logging import configure_logging
 from agent_memory.tools.server import create_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_locomo import distractors, interleave, read_jsonl  # noqa: E402
+from bench_locomo import distractors, interleave, read_jsonl, write_all  # noqa: E402
 from locomo_data import locomo_dir  # noqa: E402
 from pg_bench import bench_postgres  # noqa: E402
 
@@ -150,15 +150,7 @@ async def run_store(folder: Path, mode: str, crowd: int, url: str | None, querie
         OWN_DB["path"] = settings.sqlite_file
     out = []
     async with Client(create_server(settings), mode="auto") as client:
-        dia_of: dict[str, str] = {}
-        for start in range(0, len(written), 10):
-            batch = written[start:start + 10]
-            created = await client.call_tool("memory_crud", {
-                "action": "create", "items": [{"content": m if isinstance(m, str) else m["text"]} for m in batch]})
-            assert not created.is_error, created.structured_content
-            for memory, entry in zip(batch, created.structured_content["items"], strict=True):
-                if not isinstance(memory, str):
-                    dia_of[entry["id"]] = memory["dia_id"]
+        dia_of = await write_all(client, written)
         last = written[-1] if isinstance(written[-1], str) else written[-1]["text"]
         with anyio.fail_after(max(600.0, len(written) / 20)):
             while mode != "keyword":
