@@ -134,7 +134,7 @@ class CodingSession:
                     self.probes.append(Probe(" ".join(question.split()), sentence["key"]))
 
     def transcript(self, cwd: str) -> list[str]:
-        lines, parent, start = [], None, 1_767_000_000 + 3600 * int(self.id.strip("s") or 0)
+        lines, parent, start = [], None, 1_767_000_000 + 3600 * int("".join(filter(str.isdigit, self.id)) or 0)
         common = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": self.id,
                   "version": "2.1.332", "gitBranch": "main"}
         for n, turn in enumerate(self.turns):
