@@ -137,3 +137,43 @@ def test_a_collection_past_the_limit_is_searched_through_the_index(tmp_path: Pat
 
 def test_a_chroma_server_index_never_mirrors() -> None:
     assert ChromaIndex(host="chroma.internal", exact_max=1000, exact_total=1000).exact.begin("x") is None
+
+
+def test_a_forgotten_load_never_finishes_a_newer_one() -> None:
+    exact = ExactVectors(most_each=100, most_total=100)
+    data = vectors(3, 9)
+    old = exact.begin("c")
+    assert old is not None
+    exact.forget("c")  # a write failed, maybe in part
+    new = exact.begin("c")
+    assert new is not None and new != old
+    exact.upserted("c", ["b"], data[[1]])
+    exact.finish("c", old, ["stale"], data[[0]])  # the older read: dropped
+    assert exact.nearest("c", data[0], 5) is None
+    exact.finish("c", new, ["a"], data[[2]])
+    assert {i for i, _ in exact.nearest("c", data[0], 5) or []} == {"a", "b"}
+
+
+def test_a_failed_write_drops_the_mirror_and_no_load_begins_for_a_closed_client(tmp_path: Path) -> None:
+    index = ChromaIndex(tmp_path / "chroma", exact_max=1000, exact_total=1000)
+    index.open()
+    try:
+        name = collection_name("agent:a", "default")
+        data = vectors(50, 10)
+        ids = [f"e{i}" for i in range(50)]
+        index.upsert(name, ids, data.tolist(), [{"n": i} for i in range(50)])
+        index.query([name], data[0].tolist(), 5)
+        mirrored(index, name, 50)
+        with pytest.raises(Exception):  # noqa: B017 - Chroma's error type varies by version
+            index.upsert(name, ["bad"], [[1.0, 2.0]], [{"n": -1}])  # the wrong dimension
+        assert name not in index.exact.held()
+        collection = index._collection(name, create=False)
+        epoch = index._epoch
+        index.close_client()  # a query thread that read `epoch` before this must not load
+        index._mirror(name, collection, epoch)
+        assert index.exact.begin(name) is not None  # nothing was loading it
+        index.open()  # and a reopened index starts with no mirror
+        assert index.exact.held() == {}
+        assert [i for i, _ in index.query([name], data[3].tolist(), 1)] == ["e3"]
+    finally:
+        index.close()

@@ -7,7 +7,6 @@ created and opened with `embedding_function=None`, and telemetry is off.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import threading
@@ -17,14 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.storage.chroma.exact import ExactVectors, load
+from agent_memory.storage.chroma.ownership import take_lock
 from agent_memory.storage.files import create_private_file, make_private, private_dir
 
 PREFIX = "am_"
 CHROMA_DB = "chroma.sqlite3"
-
-
-class OwnedElsewhere(RuntimeError):
-    """Another process owns the vector directory; this one leaves its changes in the outbox."""
 
 
 def collection_name(scope: str, namespace: str) -> str:
@@ -40,6 +36,10 @@ class ChromaIndex:
         self._host, self._port, self._ssl = host, port, ssl
         self.exact = ExactVectors(0 if host else exact_max, exact_total)
         self._loaders: list[threading.Thread] = []
+        # Mirror loads begin only under this lock, and only for the client they were asked of: a
+        # query thread must never start one while (or after) the indexing thread closes the client.
+        self._guard = threading.Lock()
+        self._epoch = 0  # moves on at each close_client
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock_fd: int | None = None
@@ -53,6 +53,7 @@ class ChromaIndex:
 
         if self._client is not None:
             self.close_client()
+        self.exact.clear()  # (close_client did, unless there was no client)
         if self._path is not None and not self._host:
             self.take_ownership()
         settings = Settings(anonymized_telemetry=False)
@@ -96,28 +97,10 @@ class ChromaIndex:
             raise
 
     def take_ownership(self) -> None:
-        """Chroma's PersistentClient is not safe for two processes on one directory (it silently
-        loses vectors), so exactly one process owns it: an exclusive lock on `<path>.lock`, taken
-        before the directory is created or opened and held until close."""
+        """Own the local directory (`ownership.py`); raises OwnedElsewhere."""
         assert self._path is not None
-        if self._lock_fd is not None:
-            return  # already the owner
-        private_dir(self._path.parent)
-        lock_path = self._path.with_name(self._path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise OwnedElsewhere(f"another process (pid {owner}) owns the vector index") from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-        except OSError:
-            os.close(fd)  # (a full disk) never keep a lock nobody knows of
-            raise
-        self._lock_fd = fd
+        if self._lock_fd is None:
+            self._lock_fd = take_lock(self._path)
 
     @property
     def holds_lock(self) -> bool:
@@ -135,9 +118,12 @@ class ChromaIndex:
             self._lock_fd = None
 
     def close_client(self) -> None:
-        for loader in self._loaders:  # never close the client under a mirror's read
+        with self._guard:
+            self._epoch += 1  # no load begins for this client from now on
+            loaders, self._loaders = self._loaders, []
+            self.exact.clear()
+        for loader in loaders:  # never close the client under a mirror's read
             loader.join(timeout=30)
-        self._loaders.clear()
         self._collections.clear()
         self.exact.clear()
         # An HttpClient's HTTP sessions (its own and its admin client's) are never closed by
@@ -169,7 +155,11 @@ class ChromaIndex:
         return collection
 
     def upsert(self, name: str, ids: list[str], vectors: Any, metadatas: list[dict[str, Any]]) -> None:
-        self._collection(name, create=True).upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+        try:
+            self._collection(name, create=True).upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+        except BaseException:
+            self.exact.forget(name)  # it may have been applied in part
+            raise
         self.exact.upserted(name, ids, vectors)
         self._make_new_private()
 
@@ -194,14 +184,19 @@ class ChromaIndex:
     def delete(self, name: str, ids: list[str]) -> None:
         collection = self._collection(name, create=False)
         if collection is not None:
-            collection.delete(ids=ids)
-            self.exact.deleted(name, ids)
+            try:
+                collection.delete(ids=ids)
+            except BaseException:
+                self.exact.forget(name)
+                raise
+        self.exact.deleted(name, ids)
 
     def query(self, names: list[str], vector: list[float], k: int) -> list[tuple[str, float]]:
         """(id, cosine similarity) over the named collections, best first: exactly from the
         collection's mirror in memory where there is one, else from the HNSW index (and a mirror
         begins loading beside, if the collection is small enough)."""
         hits: list[tuple[str, float]] = []
+        epoch = self._epoch
         for name in names:
             exact = self.exact.nearest(name, vector, k)
             if exact is not None:
@@ -210,17 +205,27 @@ class ChromaIndex:
             collection = self._collection(name, create=False)
             if collection is None:
                 continue
-            if (ticket := self.exact.begin(name)) is not None:
-                loader = threading.Thread(target=load, args=(self.exact, name, ticket, collection), daemon=True,
-                                          name="vector-mirror")
-                self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
-                loader.start()
+            self._mirror(name, collection, epoch)
             # No count() first (it costs as much as the search): Chroma returns at most what it
             # holds, an empty collection nothing.
             result = collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
             hits.extend((i, 1.0 - d) for i, d in zip(result["ids"][0], result["distances"][0], strict=True))
         hits.sort(key=lambda hit: hit[1], reverse=True)
         return hits[:k]
+
+    def _mirror(self, name: str, collection: Any, epoch: int) -> None:
+        """Begin loading `name`'s mirror beside the index, if it has none and its client is still open."""
+        with self._guard:
+            if epoch != self._epoch or (ticket := self.exact.begin(name)) is None:
+                return
+            loader = threading.Thread(target=load, args=(self.exact, name, ticket, collection), daemon=True,
+                                      name="vector-mirror")
+            try:
+                loader.start()
+            except BaseException:  # no thread to be had: the index goes on answering
+                self.exact.abandon(name, ticket)
+                return
+            self._loaders = [t for t in self._loaders if t.is_alive()] + [loader]
 
     def similarities(self, names: list[str], vector: list[float], ids: list[str]) -> list[tuple[str, float]]:
         """Cosine similarity of `vector` to the stored vectors of `ids` (those found)."""

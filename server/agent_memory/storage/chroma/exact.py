@@ -45,7 +45,9 @@ class Matrix:
             return
         size = len(self.ids)
         if size + len(new) > self.data.shape[0] or self.data.shape[1] != unit.shape[1]:
-            grown = np.zeros((max(2 * (size + len(new)), 64), unit.shape[1]), dtype=np.float32)
+            # Exactly what a load needs; a quarter more as writes arrive (memory is what limits it).
+            rows = size + len(new) if not size else max(size + len(new), size + size // 4, 64)
+            grown = np.zeros((rows, unit.shape[1]), dtype=np.float32)
             if size:
                 grown[:size] = self.data[:size]
             self.data = grown
@@ -94,9 +96,10 @@ class ExactVectors:
         self.most_total = most_total
         self._lock = threading.Lock()
         self._mirrors: dict[str, Matrix] = {}
-        self._loading: dict[str, list[Change]] = {}  # collection -> changes made since its load began
+        # collection -> (its load's ticket, the changes made since that load began)
+        self._loading: dict[str, tuple[int, list[Change]]] = {}
         self._too_big: set[str] = set()  # found over the limits (the index answers for them)
-        self._generation = 0  # moves on at each `clear`: a load begun before it is dropped
+        self._tickets = 0  # each load's own: one dropped (`clear`, `forget`) can never finish another
 
     def nearest(self, name: str, vector: Sequence[float], k: int) -> list[tuple[str, float]] | None:
         """None: no mirror of this collection (yet)."""
@@ -122,7 +125,7 @@ class ExactVectors:
     def _change(self, name: str, change: Change) -> None:
         with self._lock:
             if name in self._loading:
-                self._loading[name].append(change)
+                self._loading[name][1].append(change)
             matrix = self._mirrors.get(name)
             if matrix is None:
                 return
@@ -141,8 +144,9 @@ class ExactVectors:
         with self._lock:
             if name in self._mirrors or name in self._loading or name in self._too_big or self.most_each <= 0:
                 return None
-            self._loading[name] = []
-            return self._generation
+            self._tickets += 1
+            self._loading[name] = (self._tickets, [])
+            return self._tickets
 
     def fits(self, count: int) -> bool:
         with self._lock:
@@ -158,9 +162,9 @@ class ExactVectors:
             self.abandon(name, ticket)
             return
         with self._lock:
-            if ticket != self._generation or name not in self._loading:
-                return  # cleared meanwhile
-            changes = self._loading.pop(name)
+            if self._loading.get(name, (None,))[0] != ticket:
+                return  # dropped meanwhile
+            _, changes = self._loading.pop(name)
             try:
                 for change in changes:
                     _apply(matrix, change)
@@ -173,10 +177,18 @@ class ExactVectors:
 
     def abandon(self, name: str, ticket: int, *, too_big: bool = False) -> None:
         with self._lock:
-            if ticket != self._generation or self._loading.pop(name, None) is None:
+            if self._loading.get(name, (None,))[0] != ticket:
                 return
+            del self._loading[name]
             if too_big:
                 self._too_big.add(name)
+
+    def forget(self, name: str) -> None:
+        """Drop `name`'s mirror and any load of it under way: a write to the collection failed, and
+        may have been applied in part (the next query loads it afresh)."""
+        with self._lock:
+            self._mirrors.pop(name, None)
+            self._loading.pop(name, None)
 
     def clear(self) -> None:
         """Forget every mirror (the index was reset, closed or replaced); loads under way are dropped."""
@@ -184,7 +196,6 @@ class ExactVectors:
             self._mirrors.clear()
             self._loading.clear()
             self._too_big.clear()
-            self._generation += 1
 
     def held(self) -> dict[str, int]:
         with self._lock:

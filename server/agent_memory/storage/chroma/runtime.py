@@ -14,8 +14,9 @@ import anyio
 import structlog
 
 from agent_memory.storage.chroma import outbox, pipeline
-from agent_memory.storage.chroma.chroma_index import ChromaIndex, OwnedElsewhere
+from agent_memory.storage.chroma.chroma_index import ChromaIndex
 from agent_memory.storage.chroma.owner_link import OwnerLink, OwnerService, socket_path
+from agent_memory.storage.chroma.ownership import OwnedElsewhere
 from agent_memory.storage.chroma.search import VectorSearch
 from agent_memory.storage.chroma.sync import REBUILD_AFTER_FAILURES, IndexInconsistent, VectorSync
 from agent_memory.storage.embedding import health

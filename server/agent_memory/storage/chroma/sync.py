@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 import structlog
 
-from agent_memory.storage.chroma.chroma_index import ChromaIndex, OwnedElsewhere
+from agent_memory.storage.chroma.chroma_index import ChromaIndex
 from agent_memory.storage.chroma.owner_link import OwnerLink
+from agent_memory.storage.chroma.ownership import OwnedElsewhere
 from agent_memory.storage.embedding import health
 from agent_memory.storage.embedding.embedder import EmbedderUnavailable
 from agent_memory.storage.embedding.health import TaskHealth
