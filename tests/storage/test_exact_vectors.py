@@ -6,6 +6,8 @@ its limits."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +86,22 @@ def test_a_load_from_before_a_clear_is_dropped_and_limits_hand_collections_to_th
     assert exact.held() == {}
 
 
+@contextmanager
+def filled(tmp_path: Path, size: int, seed: int, exact_max: int) -> Iterator[tuple[ChromaIndex, str, np.ndarray,
+                                                                               list[str]]]:
+    """A real local index holding one collection of `size` vectors: (index, its name, vectors, ids)."""
+    index = ChromaIndex(tmp_path / "chroma", exact_max=exact_max, exact_total=1000)
+    index.open()
+    try:
+        name = collection_name("agent:a", "default")
+        data = vectors(size, seed)
+        ids = [f"e{i}" for i in range(size)]
+        index.upsert(name, ids, data.tolist(), [{"n": i} for i in range(size)])
+        yield index, name, data, ids
+    finally:
+        index.close()
+
+
 def mirrored(index: ChromaIndex, name: str, size: int) -> None:
     deadline = time.monotonic() + 30
     while index.exact.held().get(name) != size:
@@ -92,13 +110,7 @@ def mirrored(index: ChromaIndex, name: str, size: int) -> None:
 
 
 def test_a_chroma_index_answers_exactly_from_its_mirror_and_keeps_it_with_every_write(tmp_path: Path) -> None:
-    index = ChromaIndex(tmp_path / "chroma", exact_max=1000, exact_total=1000)
-    index.open()
-    try:
-        name = collection_name("agent:a", "default")
-        data = vectors(400, 5)
-        ids = [f"e{i}" for i in range(400)]
-        index.upsert(name, ids, data.tolist(), [{"n": i} for i in range(400)])
+    with filled(tmp_path, 400, 5, exact_max=1000) as (index, name, data, ids):
         query = vectors(1, 6)[0]
         first = index.query([name], query.tolist(), 10)  # from the HNSW index; the mirror loads beside
         mirrored(index, name, 400)
@@ -113,26 +125,16 @@ def test_a_chroma_index_answers_exactly_from_its_mirror_and_keeps_it_with_every_
         assert set(sims) == {"late", "e200"}
         index.reset()
         assert index.exact.held() == {}
-    finally:
-        index.close()
 
 
 def test_a_collection_past_the_limit_is_searched_through_the_index(tmp_path: Path) -> None:
-    index = ChromaIndex(tmp_path / "chroma", exact_max=50, exact_total=1000)
-    index.open()
-    try:
-        name = collection_name("agent:a", "big")
-        data = vectors(80, 7)
-        ids = [f"e{i}" for i in range(80)]
-        index.upsert(name, ids, data.tolist(), [{"n": i} for i in range(80)])
+    with filled(tmp_path, 80, 7, exact_max=50) as (index, name, data, ids):
         query = vectors(1, 8)[0]
         assert len(index.query([name], query.tolist(), 5)) == 5  # the index; a mirror's load is tried beside
         for loader in index._loaders:
             loader.join(timeout=30)
         assert index.exact.held() == {} and index.exact.begin(name) is None  # found too big: never again
         assert len(index.query([name], query.tolist(), 5)) == 5
-    finally:
-        index.close()
 
 
 def test_a_chroma_server_index_never_mirrors() -> None:
@@ -155,13 +157,7 @@ def test_a_forgotten_load_never_finishes_a_newer_one() -> None:
 
 
 def test_a_failed_write_drops_the_mirror_and_no_load_begins_for_a_closed_client(tmp_path: Path) -> None:
-    index = ChromaIndex(tmp_path / "chroma", exact_max=1000, exact_total=1000)
-    index.open()
-    try:
-        name = collection_name("agent:a", "default")
-        data = vectors(50, 10)
-        ids = [f"e{i}" for i in range(50)]
-        index.upsert(name, ids, data.tolist(), [{"n": i} for i in range(50)])
+    with filled(tmp_path, 50, 10, exact_max=1000) as (index, name, data, ids):
         index.query([name], data[0].tolist(), 5)
         mirrored(index, name, 50)
         with pytest.raises(Exception):  # noqa: B017 - Chroma's error type varies by version
@@ -175,5 +171,3 @@ def test_a_failed_write_drops_the_mirror_and_no_load_begins_for_a_closed_client(
         index.open()  # and a reopened index starts with no mirror
         assert index.exact.held() == {}
         assert [i for i, _ in index.query([name], data[3].tolist(), 1)] == ["e3"]
-    finally:
-        index.close()
