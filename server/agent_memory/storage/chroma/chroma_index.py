@@ -125,7 +125,6 @@ class ChromaIndex:
         for loader in loaders:  # never close the client under a mirror's read
             loader.join(timeout=30)
         self._collections.clear()
-        self.exact.clear()
         # An HttpClient's HTTP sessions (its own and its admin client's) are never closed by
         # Chroma itself.
         for owner in (self._client, getattr(self._client, "_admin_client", None)):
